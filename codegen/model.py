@@ -1,0 +1,372 @@
+"""From an AG-UI schema file to a description of the msgspec bindings.
+
+datamodel-code-generator is the schema front end: it resolves ``$ref``, merges
+``allOf`` mixins and reads constraints. Its msgspec output cannot decode the
+``Event`` union (``BaseEvent`` keeps ``type`` as a field, so the variants stay
+untagged), so this module reads its parsed models instead of its output and
+makes the msgspec decisions itself:
+
+- every ``oneOf`` of objects that share a required ``const`` property becomes a
+  tagged union on that property, and the property becomes the Struct's tag;
+- ``allOf`` mixins (``BaseEvent``, ``Attributable``, ``BaseMessage``) are
+  flattened into the Structs that use them;
+- objects without ``unevaluatedProperties: false`` are open: a union of them
+  (the JSON Patch operations) is carried as dicts, so unknown members survive,
+  and validated against the union's Structs by the runtime;
+- ``{"not": {"type": "null"}}`` becomes ``NonNullValue``, a union of every JSON
+  type but null, so msgspec itself rejects ``null`` there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datamodel_code_generator.enums import DataModelType
+from datamodel_code_generator.model import get_data_model_types
+from datamodel_code_generator.model.base import DataModel
+from datamodel_code_generator.parser.jsonschema import JsonSchemaParser
+from datamodel_code_generator.types import DataType
+
+DEFS_PREFIX = "#/$defs/"
+NON_NULL = "NonNullValue"
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    attr: str
+    wire: str
+    annotation: str
+    required: bool
+    default: str | None
+    explicit_name: bool
+
+
+@dataclass
+class StructSpec:
+    name: str
+    doc: str
+    closed: bool
+    fields: list[FieldSpec]
+    tag_field: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class UnionSpec:
+    name: str
+    doc: str
+    tag_field: str
+    members: tuple[tuple[str, str], ...]  # (tag, struct name)
+    open: bool
+
+
+@dataclass(frozen=True)
+class AliasSpec:
+    name: str
+    doc: str
+    annotation: str
+
+
+@dataclass(frozen=True)
+class EnumSpec:
+    name: str
+    doc: str
+    values: tuple[str, ...]
+
+
+@dataclass
+class Bindings:
+    module_name: str
+    schema_id: str
+    sha256: str
+    enums: list[EnumSpec] = field(default_factory=list)
+    aliases: list[AliasSpec] = field(default_factory=list)
+    structs: list[StructSpec] = field(default_factory=list)
+    unions: list[UnionSpec] = field(default_factory=list)
+    late_aliases: list[AliasSpec] = field(default_factory=list)
+    # (struct, attribute, open union): values carried as dicts, checked by the runtime
+    open_union_fields: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def snake_case(wire: str) -> str:
+    attr = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", wire).lower()
+    return attr + "_" if keyword.iskeyword(attr) else attr
+
+
+def camel_case(attr: str) -> str:
+    """msgspec's ``rename="camel"``: trailing underscores go, words after the first capitalised."""
+    first, *rest = attr.strip("_").split("_")
+    return first + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def short_doc(node: dict[str, Any]) -> str:
+    text = " ".join(str(node.get("description", "")).split())
+    return text.replace('"""', "'''").replace("\\", "\\\\")
+
+
+def module_name_for(schema_id: str) -> str:
+    match = re.search(r"/spec/([^/]+)/schema\.json$", schema_id)
+    if match is None:
+        raise SystemExit(f"cannot read a protocol version from $id {schema_id!r}")
+    return "v" + re.sub(r"[^0-9a-zA-Z]+", "_", match.group(1))
+
+
+class _Reader:
+    def __init__(self, schema_path: Path) -> None:
+        text = schema_path.read_text(encoding="utf-8")
+        self.raw: dict[str, Any] = json.loads(text)
+        self.defs: dict[str, Any] = self.raw["$defs"]
+        self.bindings = Bindings(
+            module_name=module_name_for(self.raw["$id"]),
+            schema_id=self.raw["$id"],
+            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        )
+        types = get_data_model_types(DataModelType.MsgspecStruct)
+        parser = JsonSchemaParser(
+            text,
+            data_model_type=types.data_model,
+            data_model_root_type=types.root_model,
+            data_model_field_type=types.field_model,
+            data_type_manager_type=types.data_type_manager,
+            dump_resolve_reference_action=types.dump_resolve_reference_action,
+            field_constraints=True,
+        )
+        parser.parse_raw()
+        self.models: dict[str, DataModel] = {m.reference.path: m for m in parser.results}
+        self.tags = self._find_tags()
+
+    # --- classification, from the raw schema -------------------------------------------
+
+    def _is_closed(self, name: str) -> bool:
+        return self.defs[name].get("unevaluatedProperties") is False
+
+    def _is_mixin(self, name: str) -> bool:
+        return any(
+            {"$ref": DEFS_PREFIX + name} in node.get("allOf", []) for node in self.defs.values()
+        )
+
+    def _is_open_map(self, name: str) -> bool:
+        node = self.defs[name]
+        return node.get("type") == "object" and "properties" not in node
+
+    def _union_members(self, name: str) -> list[str] | None:
+        refs = self.defs[name].get("oneOf", [])
+        members = [ref.get("$ref", "").removeprefix(DEFS_PREFIX) for ref in refs]
+        if refs and all(m in self.defs and self.defs[m].get("type") == "object" for m in members):
+            return members
+        return None
+
+    def _find_tags(self) -> dict[str, tuple[str, str]]:
+        """Struct name → (tag field, tag) for every member of a discriminated ``oneOf``."""
+        tags: dict[str, tuple[str, str]] = {}
+        for name in self.defs:
+            members = self._union_members(name)
+            if members is None:
+                continue
+            first = self.defs[members[0]]
+            for prop in first.get("required", []):
+                consts = [
+                    self.defs[m].get("properties", {}).get(prop, {}).get("const") for m in members
+                ]
+                required = all(prop in self.defs[m].get("required", []) for m in members)
+                if (
+                    required
+                    and all(isinstance(c, str) for c in consts)
+                    and len(set(consts)) == len(consts)
+                ):
+                    tags.update({m: (prop, str(c)) for m, c in zip(members, consts, strict=False)})
+                    break
+            else:
+                raise SystemExit(f"oneOf {name} has no discriminating const property")
+        return tags
+
+    def _raw_property(self, name: str, wire: str) -> dict[str, Any]:
+        node: dict[str, Any] = self.defs[name]
+        if wire in node.get("properties", {}):
+            prop: dict[str, Any] = node["properties"][wire]
+            return prop
+        for ref in node.get("allOf", []):
+            found = self._raw_property(ref["$ref"].removeprefix(DEFS_PREFIX), wire)
+            if found:
+                return found
+        return {}
+
+    # --- type expressions, from datamodel-code-generator's data types ---------------------
+
+    def annotation(self, data_type: DataType, constraints: Any = None) -> str:
+        if data_type.literals:
+            return "Literal[" + ", ".join(json.dumps(v) for v in data_type.literals) + "]"
+        if data_type.reference is not None:
+            return self._reference(data_type.reference.path)
+        if data_type.is_dict:
+            return "dict[str, Any]"
+        if data_type.is_list:
+            return self._with_meta(f"list[{self.annotation(data_type.data_types[0])}]", constraints)
+        if len(data_type.data_types) == 1:
+            return self.annotation(data_type.data_types[0], constraints)
+        if data_type.data_types:
+            return " | ".join(self.annotation(member) for member in data_type.data_types)
+        scalar = {"str": "str", "int": "int", "float": "float", "bool": "bool"}.get(
+            str(data_type.type), "Any"
+        )
+        return self._with_meta(scalar, constraints)
+
+    def _reference(self, path: str) -> str:
+        name = path.removeprefix(DEFS_PREFIX)
+        if name not in self.defs:
+            raise SystemExit(f"unsupported reference {path}")
+        members = self._union_members(name)
+        if members is not None and not all(self._is_closed(m) for m in members):
+            return "dict[str, Any]"  # open union: carried as a dict, validated by the runtime
+        return name
+
+    @staticmethod
+    def _with_meta(annotation: str, constraints: Any) -> str:
+        if constraints is None:
+            return annotation
+        bounds = {
+            "ge": constraints.ge,
+            "le": constraints.le,
+            "min_length": constraints.min_items
+            if annotation.startswith("list")
+            else constraints.min_length,
+            "max_length": constraints.max_items
+            if annotation.startswith("list")
+            else constraints.max_length,
+            "pattern": constraints.pattern,
+        }
+        args = [f"{key}={_literal(value)}" for key, value in bounds.items() if value is not None]
+        return f"Annotated[{annotation}, Meta({', '.join(args)})]" if args else annotation
+
+    # --- the parts of the module -----------------------------------------------------------
+
+    def read(self) -> Bindings:
+        out = self.bindings
+        out.aliases.append(
+            AliasSpec(
+                NON_NULL,
+                "Any JSON value except null: absent means absent.",
+                "str | int | float | bool | list[Any] | dict[str, Any]",
+            )
+        )
+        for name, node in self.defs.items():
+            doc = short_doc(node)
+            model = self.models.get(DEFS_PREFIX + name)
+            if "enum" in node:
+                out.enums.append(EnumSpec(name, doc, tuple(node["enum"])))
+            elif self._union_members(name) is not None:
+                self._add_union(name, doc)
+            elif self._is_open_map(name):
+                out.aliases.append(AliasSpec(name, doc, "dict[str, Any]"))
+            elif node.get("type") == "object":
+                if not self._is_mixin(name):
+                    out.structs.append(self._struct(name, doc))
+            elif model is not None:
+                target = out.late_aliases if node.get("type") == "array" else out.aliases
+                target.append(
+                    AliasSpec(
+                        name,
+                        doc,
+                        self.annotation(model.fields[0].data_type, model.fields[0].constraints),
+                    )
+                )
+            else:
+                raise SystemExit(f"unsupported definition {name}")
+        self._collect_inline_enums()
+        return out
+
+    def _add_union(self, name: str, doc: str) -> None:
+        members = self._union_members(name) or []
+        tag_field = self.tags[members[0]][0]
+        is_open = not all(self._is_closed(m) for m in members)
+        pairs = tuple((self.tags[m][1], m) for m in members)
+        self.bindings.unions.append(UnionSpec(name, doc, tag_field, pairs, is_open))
+
+    def _struct(self, name: str, doc: str) -> StructSpec:
+        model = self.models[DEFS_PREFIX + name]
+        tag_field, tag = self.tags.get(name, (None, None))
+        by_wire: dict[str, FieldSpec] = {}
+        for base in self._mixins(name):
+            for spec in self._fields(base, self.models[DEFS_PREFIX + base]):
+                by_wire[spec.wire] = spec
+        for spec in self._fields(name, model):
+            by_wire[spec.wire] = spec
+        by_wire.pop(tag_field or "", None)
+        fields = sorted(by_wire.values(), key=lambda spec: not spec.required)
+        for spec in fields:
+            union = self._open_union_of(name, spec.wire)
+            if union:
+                self.bindings.open_union_fields.append((name, spec.attr, union))
+        return StructSpec(name, doc, self._is_closed(name), fields, tag_field, tag)
+
+    def _open_union_of(self, name: str, wire: str) -> str | None:
+        """The open union a field carries as dicts, directly or as list items."""
+        prop = self._raw_property(name, wire)
+        ref: str = prop.get("$ref", "").removeprefix(DEFS_PREFIX)
+        if ref in self.defs and self.defs[ref].get("type") == "array":
+            prop = self.defs[ref]
+        if prop.get("type") == "array":
+            ref = prop.get("items", {}).get("$ref", "").removeprefix(DEFS_PREFIX)
+        members = self._union_members(ref) if ref in self.defs else None
+        if members is None or all(self._is_closed(m) for m in members):
+            return None
+        return ref
+
+    def _mixins(self, name: str) -> list[str]:
+        found: list[str] = []
+        for ref in self.defs[name].get("allOf", []):
+            base = ref["$ref"].removeprefix(DEFS_PREFIX)
+            found += [*self._mixins(base), base]
+        return found
+
+    def _fields(self, owner: str, model: DataModel) -> list[FieldSpec]:
+        specs = []
+        for f in model.fields:
+            wire = f.original_name or f.name or ""
+            raw = self._raw_property(owner, wire)
+            const = (f.extras or {}).get("const")
+            if raw.get("not") == {"type": "null"}:
+                annotation = NON_NULL
+            elif const is not None:
+                annotation = f"Literal[{json.dumps(const)}]"
+            elif "enum" in raw:
+                annotation = _inline_enum_name(owner, wire)
+            else:
+                annotation = self.annotation(f.data_type, f.constraints)
+            attr = snake_case(wire)
+            default = None if f.default is None or f.required else _literal(f.default)
+            specs.append(
+                FieldSpec(
+                    attr, wire, annotation, bool(f.required), default, camel_case(attr) != wire
+                )
+            )
+        return specs
+
+    def _collect_inline_enums(self) -> None:
+        for name, node in self.defs.items():
+            for wire, prop in node.get("properties", {}).items():
+                if "enum" in prop:
+                    values = tuple(prop["enum"])
+                    self.bindings.enums.append(
+                        EnumSpec(_inline_enum_name(name, wire), short_doc(prop), values)
+                    )
+
+
+def _inline_enum_name(owner: str, wire: str) -> str:
+    return owner + wire[:1].upper() + wire[1:]
+
+
+def _literal(value: Any) -> str:
+    if hasattr(value, "value"):  # datamodel-code-generator wraps numeric bounds
+        value = value.value
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def read_schema(path: Path) -> Bindings:
+    return _Reader(path).read()

@@ -1,0 +1,72 @@
+"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``."""
+
+from __future__ import annotations
+
+import filecmp
+import tempfile
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
+CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
+
+nox.options.sessions = ["tests", "typecheck", "lint", "drift"]
+nox.options.reuse_venv = "yes"
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole test suite, against the installed package."""
+    session.install(".[tests]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the runtime, the generated modules and the generator."""
+    session.install(".[dev]")
+    session.run("mypy", "-p", "agui_msgspec")
+    session.run("mypy", "codegen", *map(str, sorted(ROOT.glob("generated/*.py"))))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff==0.17.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+def _generate_into(session: nox.Session, out: Path) -> None:
+    for schema in SCHEMAS:
+        session.run(
+            "python", "-m", "codegen", "--schema", str(schema), "--out", str(out), silent=True
+        )
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Regenerate generated/ from schema/."""
+    session.install(".[codegen]")
+    _generate_into(session, ROOT / "generated")
+
+
+@nox.session
+def drift(session: nox.Session) -> None:
+    """Fail if generated/ differs from what codegen makes of schema/ now."""
+    session.install(".[codegen]")
+    with tempfile.TemporaryDirectory() as tmp:
+        _generate_into(session, Path(tmp))
+        fresh = sorted(p.name for p in Path(tmp).glob("*.py"))
+        committed = sorted(p.name for p in (ROOT / "generated").glob("*.py"))
+        if fresh != committed:
+            session.error(f"generated/ holds {committed}, codegen makes {fresh}")
+        changed = [
+            n for n in fresh if not filecmp.cmp(Path(tmp, n), ROOT / "generated" / n, shallow=False)
+        ]
+        if changed:
+            session.error(
+                f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
+            )
+    session.log(f"generated/ matches schema/ ({len(fresh)} modules)")

@@ -1,0 +1,39 @@
+"""Fast, typed AG-UI bindings and the consumer pipeline the specification requires.
+
+The names of the newest frozen protocol version (1.1) are re-exported here;
+``agui_msgspec.v1_0`` and ``agui_msgspec.v1_1`` hold each version's bindings.
+"""
+
+from agui_msgspec import v1_0, v1_1
+from agui_msgspec._consumer import Consumer, Result, consume
+from agui_msgspec._errors import (
+    ChunkViolation,
+    LifecycleViolation,
+    MalformedEvent,
+    ProtocolViolation,
+    TransportError,
+    UsageError,
+)
+from agui_msgspec._lifecycle import Run, RunStatus
+from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from agui_msgspec.v1_1 import *  # noqa: F403
+from agui_msgspec.v1_1 import __all__ as _bindings
+
+__all__ = [  # noqa: PLE0604
+    "LATEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "ChunkViolation",
+    "Consumer",
+    "LifecycleViolation",
+    "MalformedEvent",
+    "ProtocolViolation",
+    "Result",
+    "Run",
+    "RunStatus",
+    "TransportError",
+    "UsageError",
+    "consume",
+    "v1_0",
+    "v1_1",
+    *_bindings,
+]

@@ -1,0 +1,322 @@
+"""Enforcement: one payload in, one typed event (or nothing) out.
+
+The specification's core asymmetry (basic/processing) lives here and only here:
+what a consumer does not recognise is removed with a warning, what it does
+recognise but finds malformed is fatal.
+
+- Fast path: the strict decoder of the generated bindings. Conformant traffic
+  costs exactly that one msgspec decode.
+- Slow path, only when the fast path fails: a generic decode, a walk against the
+  bindings' types that removes unrecognised material where it sits, then the
+  strict decode again. If that still fails, the value is malformed.
+
+Where a removal lands: an unknown event type drops the event; an unknown
+property drops the property; an unknown union member (an object whose tag is a
+string the version does not know) or an unknown value of a closed string set is
+removed from an optional field, from a list, or — in a required position — takes
+its containing value with it. Open objects keep every member.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import msgspec
+import msgspec.inspect as mi
+
+from agui_msgspec._errors import MalformedEvent
+
+Payload = bytes | bytearray | memoryview | str | Mapping[str, Any]
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+_MSGSPEC_PATH = re.compile(r"`\$((?:\.[^.\[`]+|\[\d+\]|\[\"(?:[^\"\\]|\\.)*\"\])*)`$")
+_PATH_PART = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
+
+
+@dataclass(frozen=True)
+class _Removed:
+    """What the walk returns in place of a value that must go, and why."""
+
+    reason: str
+
+
+def pointer_token(key: str) -> str:
+    """Escape one reference token of a JSON Pointer (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def pointer_from_msgspec(message: str) -> str:
+    """``Expected int - at `$.usage[0].inputTokens``` → ``/usage/0/inputTokens``."""
+    match = _MSGSPEC_PATH.search(message)
+    if match is None:
+        return ""
+    tokens = (name or index or quoted for name, index, quoted in _PATH_PART.findall(match.group(1)))
+    return "".join("/" + pointer_token(token) for token in tokens)
+
+
+class Enforcer:
+    """Decodes payloads for one protocol version; reports removals through ``warn``."""
+
+    def __init__(self, bindings: ModuleType, warn: Callable[[str], None]) -> None:
+        self._decoder: msgspec.json.Decoder[Any] = bindings.event_decoder
+        self._event_types: dict[str, type[msgspec.Struct]] = bindings.EVENT_TYPES
+        self._closed_sets: set[frozenset[str]] = set(bindings.CLOSED_STRING_SETS.values())
+        self._open_unions: dict[type[msgspec.Struct], dict[str, mi.UnionType]] = {
+            struct: {attr: _as_union(mi.type_info(union)) for attr, union in fields.items()}
+            for struct, fields in bindings.OPEN_UNION_FIELDS.items()
+        }
+        self._open_union_validators = {
+            struct: {attr: _validator(union) for attr, union in fields.items()}
+            for struct, fields in bindings.OPEN_UNION_FIELDS.items()
+        }
+        self._warn = warn
+        self.slow_path_count = 0
+        """How many payloads took the slow path: conformant traffic never does."""
+
+    def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
+        """The typed event, or None when the event was dropped (with a warning)."""
+        if isinstance(payload, Mapping):
+            payload = _encode_mapping(payload, index)
+        try:
+            event: msgspec.Struct = self._decoder.decode(payload)
+        except _DECODE_ERRORS:
+            return self._slow_path(payload, index)
+        validators = self._open_union_validators.get(type(event))
+        if validators is not None and _open_union_error(event, validators) is not None:
+            return self._slow_path(payload, index)
+        return event
+
+    # --- the slow path ---------------------------------------------------------------
+
+    def _slow_path(
+        self, payload: bytes | bytearray | memoryview | str, index: int
+    ) -> msgspec.Struct | None:
+        self.slow_path_count += 1
+        document = _decode_generic(payload, index)
+        if not isinstance(document, dict):
+            raise MalformedEvent(
+                "not-an-object",
+                f"an event is a JSON object, got {_json_kind(document)}",
+                index=index,
+            )
+        event_type = document.get("type")
+        if not isinstance(event_type, str):
+            raise MalformedEvent(
+                "malformed-event", "the event has no string `type`", index=index, path="/type"
+            )
+        struct = self._event_types.get(event_type)
+        if struct is None:
+            self._warn(f"event {index}: dropped event of unrecognised type {event_type!r}")
+            return None
+        cleaned = self._clean_struct(document, _as_struct(mi.type_info(struct)), "", index)
+        if isinstance(cleaned, _Removed):
+            self._warn(f"event {index}: dropped {event_type} event: {cleaned.reason}")
+            return None
+        try:
+            event: msgspec.Struct = self._decoder.decode(msgspec.json.encode(cleaned))
+        except msgspec.ValidationError as exc:
+            raise MalformedEvent(
+                "malformed-event",
+                f"{event_type}: {exc}",
+                index=index,
+                path=pointer_from_msgspec(str(exc)),
+            ) from None
+        validators = self._open_union_validators.get(type(event))
+        if validators is not None:
+            problem = _open_union_error(event, validators)
+            if problem is not None:
+                raise MalformedEvent(
+                    "malformed-event", f"{event_type}: {problem[1]}", index=index, path=problem[0]
+                )
+        return event
+
+    def _clean(self, value: Any, expected: mi.Type, path: str, index: int) -> Any:
+        if isinstance(expected, mi.StructType):
+            return (
+                self._clean_struct(value, expected, path, index)
+                if isinstance(value, dict)
+                else value
+            )
+        if isinstance(expected, mi.ListType):
+            return (
+                self._clean_list(value, expected.item_type, path, index)
+                if isinstance(value, list)
+                else value
+            )
+        if isinstance(expected, mi.LiteralType):
+            return self._clean_literal(value, expected)
+        if isinstance(expected, mi.UnionType):
+            return self._clean_union(value, expected, path, index)
+        return value
+
+    def _clean_union(self, value: Any, expected: mi.UnionType, path: str, index: int) -> Any:
+        if isinstance(value, dict):
+            member = _tagged_member(value, expected)
+            if isinstance(member, _Removed):
+                return member
+            if member is not None:
+                return self._clean_struct(value, member, path, index)
+        for option in expected.types:
+            if isinstance(option, mi.ListType) and isinstance(value, list):
+                return self._clean_list(value, option.item_type, path, index)
+            if isinstance(option, mi.LiteralType) and isinstance(value, str):
+                return self._clean_literal(value, option)
+        return value  # anything else in a union slot is for the strict decode to judge
+
+    def _clean_list(self, items: list[Any], item_type: mi.Type, path: str, index: int) -> list[Any]:
+        kept = []
+        for position, item in enumerate(items):
+            cleaned = self._clean(item, item_type, f"{path}/{position}", index)
+            if isinstance(cleaned, _Removed):
+                self._warn(f"event {index} {path}/{position}: removed {cleaned.reason}")
+            else:
+                kept.append(cleaned)
+        return kept
+
+    def _clean_literal(self, value: Any, expected: mi.LiteralType) -> Any:
+        # Only enumerations are open to new values; a wrong const is malformed.
+        values = frozenset(str(v) for v in expected.values)
+        if isinstance(value, str) and value not in values and values in self._closed_sets:
+            return _Removed(f"unrecognised value {value!r}")
+        return value
+
+    def _clean_struct(
+        self, obj: dict[str, Any], expected: mi.StructType, path: str, index: int
+    ) -> Any:
+        fields = {f.encode_name: f for f in expected.fields}
+        open_unions = self._open_unions.get(expected.cls, {})
+        for key in list(obj):
+            if key == expected.tag_field:
+                continue
+            where = f"{path}/{pointer_token(key)}"
+            spec = fields.get(key)
+            if spec is None:
+                if expected.forbid_unknown_fields:
+                    del obj[key]
+                    self._warn(f"event {index} {where}: removed unrecognised property")
+                continue
+            union = open_unions.get(spec.name)
+            if union is not None:
+                cleaned = self._clean_open_union_items(obj[key], union, where, index)
+            else:
+                cleaned = self._clean(obj[key], spec.type, where, index)
+            if not isinstance(cleaned, _Removed):
+                obj[key] = cleaned
+            elif spec.required:
+                return _Removed(f"{cleaned.reason} at required {where}")
+            else:
+                del obj[key]
+                self._warn(f"event {index} {where}: removed {cleaned.reason}")
+        return obj
+
+    def _clean_open_union_items(
+        self, value: Any, union: mi.UnionType, path: str, index: int
+    ) -> Any:
+        """Open objects (JSON Patch operations): drop unknown members, keep every property."""
+        if not isinstance(value, list):
+            return value
+        kept = []
+        for position, item in enumerate(value):
+            member = _tagged_member(item, union) if isinstance(item, dict) else None
+            if isinstance(member, _Removed):
+                self._warn(f"event {index} {path}/{position}: removed {member.reason}")
+            else:
+                kept.append(item)
+        return kept
+
+
+def _tagged_member(value: dict[str, Any], union: mi.UnionType) -> mi.StructType | _Removed | None:
+    """The member a tagged object selects, _Removed for an unknown tag, None if untagged."""
+    members = [t for t in union.types if isinstance(t, mi.StructType) and t.tag_field is not None]
+    if not members:
+        return None
+    tag_field = members[0].tag_field
+    tag = value.get(tag_field or "")
+    if not isinstance(tag, str):
+        return None
+    for member in members:
+        if member.tag == tag:
+            return member
+    return _Removed(f"unrecognised {tag_field} {tag!r}")
+
+
+def _validator(union: Any) -> Callable[[Any], object]:
+    def validate(item: Any) -> object:
+        return msgspec.convert(item, union)
+
+    return validate
+
+
+def _open_union_error(
+    event: msgspec.Struct, validators: dict[str, Callable[[Any], object]]
+) -> tuple[str, str] | None:
+    """The first item of an open-union field that is not a valid member: (pointer, reason)."""
+    for attr, validate in validators.items():
+        value = getattr(event, attr)
+        items = value if isinstance(value, list) else [value]
+        for position, item in enumerate(items):
+            try:
+                validate(item)
+            except msgspec.ValidationError as exc:
+                wire = _encode_name(event, attr)
+                inner = pointer_from_msgspec(str(exc))
+                return f"/{wire}/{position}{inner}", str(exc)
+    return None
+
+
+def _encode_name(event: msgspec.Struct, attr: str) -> str:
+    for info in msgspec.structs.fields(event):
+        if info.name == attr:
+            return info.encode_name
+    return attr
+
+
+def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -> Any:
+    if not isinstance(payload, str):
+        try:
+            bytes(payload).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedEvent(
+                "invalid-utf8",
+                f"the payload is not UTF-8: {exc.reason} at byte {exc.start}",
+                index=index,
+            ) from None
+    try:
+        return msgspec.json.decode(payload)
+    except msgspec.DecodeError as exc:
+        raise MalformedEvent(
+            "invalid-json", f"the payload is not JSON: {exc}", index=index
+        ) from None
+
+
+def _encode_mapping(payload: Mapping[str, Any], index: int) -> bytes:
+    try:
+        return msgspec.json.encode(payload)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise MalformedEvent(
+            "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
+        ) from None
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
+
+
+def _as_struct(info: mi.Type) -> mi.StructType:
+    assert isinstance(info, mi.StructType)
+    return info
+
+
+def _as_union(info: mi.Type) -> mi.UnionType:
+    assert isinstance(info, mi.UnionType)
+    return info

@@ -1,0 +1,53 @@
+"""The exceptions of the public API.
+
+A bad stream raises :class:`ProtocolViolation` (or a subclass) and nothing else:
+``rule`` is a stable id (the docs list them), ``index`` the 0-based position of
+the offending event in the stream, ``path`` a JSON Pointer into that event.
+"""
+
+from __future__ import annotations
+
+
+class ProtocolViolation(Exception):
+    """The stream broke a rule of the AG-UI specification; the consumer rejects it."""
+
+    def __init__(self, rule: str, detail: str, *, index: int | None = None, path: str = "") -> None:
+        self.rule = rule
+        self.detail = detail
+        self.index = index
+        self.path = path
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = "end of stream" if self.index is None else f"event {self.index}"
+        at = f" at {self.path}" if self.path else ""
+        return f"[{self.rule}] {where}{at}: {self.detail}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), self.rule, self.detail, self.index, self.path))
+
+
+def _rebuild(
+    cls: type[ProtocolViolation], rule: str, detail: str, index: int | None, path: str
+) -> ProtocolViolation:
+    return cls(rule, detail, index=index, path=path)
+
+
+class MalformedEvent(ProtocolViolation):
+    """A payload is not JSON, not an event object, or a known field has a value the schema rejects."""
+
+
+class LifecycleViolation(ProtocolViolation):
+    """An event arrived where the run lifecycle does not allow it."""
+
+
+class ChunkViolation(ProtocolViolation):
+    """A ``*_CHUNK`` event cannot be expanded: missing first-chunk ids, conflicting repeats, ambiguity."""
+
+
+class TransportError(ProtocolViolation):
+    """The bytes could not be framed into event payloads (an oversized event, say)."""
+
+
+class UsageError(ValueError):
+    """The library was called wrongly (an unknown protocol version, say); not a stream problem."""

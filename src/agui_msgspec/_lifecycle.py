@@ -1,0 +1,297 @@
+"""Verification: the run lifecycle as one sans-IO state machine (spec: events/lifecycle).
+
+Like h11's ``_state.py``, this module owns every sequencing rule, the rules are
+tables, and the machine does not know which side it serves: it checks what a
+consumer received and, equally, what a producer is about to send.
+
+The stream is in one of four states; ``_TRANSITIONS`` says which run-level event
+moves it where and which rule any other event breaks. Inside a run, ``_ITEMS``
+says which events open, continue and close which kind of item (text messages,
+tool calls, reasoning spans and messages, steps, subagent invocations); the
+machine tracks what is open per run and clears it at every run boundary.
+
+Each rule has a stable id, used in :attr:`ProtocolViolation.rule`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from msgspec import UNSET, Struct
+
+from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
+
+RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
+
+
+class StreamState(enum.Enum):
+    IDLE = "idle"  # nothing yet: the stream must open with RUN_STARTED or RUN_ERROR
+    ACTIVE = "active"  # a run is in progress
+    CLOSED = "closed"  # the last run finished: a new run or one late RUN_ERROR may follow
+    FAILED = "failed"  # the last run reported RUN_ERROR: only a new run may follow
+
+
+_RUN_EVENTS = ("RUN_STARTED", "RUN_FINISHED", "RUN_ERROR")
+
+# state → run-level event → next state, or the rule that event breaks.
+# "*" is every event that is not a run-level event.
+_TRANSITIONS: dict[StreamState, dict[str, StreamState | str]] = {
+    StreamState.IDLE: {
+        "RUN_STARTED": StreamState.ACTIVE,
+        "RUN_ERROR": StreamState.FAILED,
+        "RUN_FINISHED": "first-event",
+        "*": "first-event",
+    },
+    StreamState.ACTIVE: {
+        "RUN_STARTED": "nested-run",
+        "RUN_FINISHED": StreamState.CLOSED,
+        "RUN_ERROR": StreamState.FAILED,
+        "*": StreamState.ACTIVE,
+    },
+    StreamState.CLOSED: {
+        "RUN_STARTED": StreamState.ACTIVE,
+        "RUN_ERROR": StreamState.FAILED,  # a late error turns the finished run into a failed one
+        "RUN_FINISHED": "event-after-run-finished",
+        "*": "event-after-run-finished",
+    },
+    StreamState.FAILED: {
+        "RUN_STARTED": StreamState.ACTIVE,
+        "RUN_ERROR": "event-after-run-error",
+        "RUN_FINISHED": "event-after-run-error",
+        "*": "event-after-run-error",
+    },
+}
+
+_RULE_TEXT = {
+    "first-event": "a stream must begin with RUN_STARTED or RUN_ERROR",
+    "nested-run": "RUN_STARTED while a run is still active",
+    "event-after-run-finished": "after RUN_FINISHED only RUN_STARTED or a late RUN_ERROR may follow",
+    "event-after-run-error": "after RUN_ERROR only RUN_STARTED may follow",
+}
+
+
+class Act(enum.Enum):
+    OPEN = "open"
+    CONTINUE = "continue"
+    CLOSE = "close"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of item a run opens and closes."""
+
+    slug: str  # rule ids: "<slug>-already-open", "<slug>-not-open"
+    label: str
+    attributed: bool  # continuations must agree with the opener's subagent owner
+    owner_in_key: bool  # steps: the same name may be open once per owner
+
+
+TEXT = Kind("text-message", "text message", attributed=True, owner_in_key=False)
+TOOL = Kind("tool-call", "tool call", attributed=True, owner_in_key=False)
+SPAN = Kind("reasoning", "reasoning span", attributed=True, owner_in_key=False)
+THOUGHT = Kind("reasoning-message", "reasoning message", attributed=True, owner_in_key=False)
+STEP = Kind("step", "step", attributed=False, owner_in_key=True)
+SUBAGENT = Kind("subagent", "subagent invocation", attributed=False, owner_in_key=False)
+
+# event type → (kind, act, attribute holding the item's id)
+_ITEMS: dict[str, tuple[Kind, Act, str]] = {
+    "TEXT_MESSAGE_START": (TEXT, Act.OPEN, "message_id"),
+    "TEXT_MESSAGE_CONTENT": (TEXT, Act.CONTINUE, "message_id"),
+    "TEXT_MESSAGE_END": (TEXT, Act.CLOSE, "message_id"),
+    "TOOL_CALL_START": (TOOL, Act.OPEN, "tool_call_id"),
+    "TOOL_CALL_ARGS": (TOOL, Act.CONTINUE, "tool_call_id"),
+    "TOOL_CALL_END": (TOOL, Act.CLOSE, "tool_call_id"),
+    "REASONING_START": (SPAN, Act.OPEN, "message_id"),
+    "REASONING_END": (SPAN, Act.CLOSE, "message_id"),
+    "REASONING_MESSAGE_START": (THOUGHT, Act.OPEN, "message_id"),
+    "REASONING_MESSAGE_CONTENT": (THOUGHT, Act.CONTINUE, "message_id"),
+    "REASONING_MESSAGE_END": (THOUGHT, Act.CLOSE, "message_id"),
+    "STEP_STARTED": (STEP, Act.OPEN, "step_name"),
+    "STEP_FINISHED": (STEP, Act.CLOSE, "step_name"),
+    "SUBAGENT_STARTED": (SUBAGENT, Act.OPEN, "subagent_run_id"),
+    "SUBAGENT_FINISHED": (SUBAGENT, Act.CLOSE, "subagent_run_id"),
+    "SUBAGENT_ERROR": (SUBAGENT, Act.CLOSE, "subagent_run_id"),
+}
+
+_OPEN_ORDER = (TEXT, TOOL, SPAN, THOUGHT, STEP, SUBAGENT)
+
+
+@dataclass
+class Run:
+    """One run of the stream, as the consumer saw it."""
+
+    thread_id: str | None
+    run_id: str | None
+    status: RunStatus = "active"
+    parent_run_id: str | None = None
+    protocol_version: str | None = None
+    """What the producer declared on RUN_STARTED; None for a pre-versioning peer."""
+    outcome: Any = None
+    """The RUN_FINISHED outcome Struct, or None (absent or stripped: a success)."""
+    interrupts: list[Any] = field(default_factory=list)
+    result: Any = None
+    error: Any = None
+    """The RunErrorEvent, for a failed run."""
+    usage: list[Any] = field(default_factory=list)
+    """TokenUsage entries from RUN_FINISHED or RUN_ERROR."""
+
+    def total_tokens(self) -> int | None:
+        """Sum of ``total_tokens`` over the usage entries; None unless every entry reports it.
+
+        An absent count is unknown, not zero, so a partial sum would understate.
+        """
+        counts: list[int] = []
+        for entry in self.usage:
+            if entry.total_tokens is UNSET:
+                return None
+            counts.append(entry.total_tokens)
+        return sum(counts) if counts else None
+
+
+_STATUS_BY_OUTCOME: dict[str, RunStatus] = {"interrupt": "interrupted", "cancelled": "cancelled"}
+
+
+def _status_of(outcome: Any) -> RunStatus:
+    """Absent, success or a stripped unknown outcome all read as completed."""
+    tag = None if outcome is None else type(outcome).__struct_config__.tag
+    return _STATUS_BY_OUTCOME.get(str(tag), "completed")
+
+
+def _optional(value: Any) -> Any:
+    return None if value is UNSET else value
+
+
+class Lifecycle:
+    """The state machine. ``receive`` an event, or raise the rule it breaks; ``close`` at the end."""
+
+    def __init__(self) -> None:
+        self.state = StreamState.IDLE
+        self.runs: list[Run] = []
+        # kind → item key → the owner (subagentRunId, or None for the parent) that opened it
+        self._open: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
+        self._closed_owner: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
+
+    def receive(self, event: Struct, index: int) -> None:
+        event_type = str(type(event).__struct_config__.tag)
+        row = _TRANSITIONS[self.state]
+        target = row[event_type] if event_type in _RUN_EVENTS else row["*"]
+        if isinstance(target, str):
+            raise LifecycleViolation(target, f"{event_type}: {_RULE_TEXT[target]}", index=index)
+        if event_type == "RUN_STARTED":
+            self._start_run(event)
+        elif event_type == "RUN_FINISHED":
+            self._finish_run(event, index)
+        elif event_type == "RUN_ERROR":
+            self._fail_run(event)
+        else:
+            item = _ITEMS.get(event_type)
+            if item is not None:
+                self._track(event, event_type, item, index)
+        self.state = target
+
+    def close(self) -> None:
+        """End of stream. A run still active is truncated: never a success."""
+        if self.state is StreamState.ACTIVE:
+            self.runs[-1].status = "truncated"
+            raise ProtocolViolation("truncated", "the stream ended while a run was still active")
+        if self.state is StreamState.IDLE:
+            raise ProtocolViolation("truncated", "the stream ended before any event")
+
+    # --- run boundaries -----------------------------------------------------------------
+
+    def _start_run(self, event: Any) -> None:
+        self._clear()
+        self.runs.append(
+            Run(
+                thread_id=event.thread_id,
+                run_id=event.run_id,
+                parent_run_id=_optional(event.parent_run_id),
+                protocol_version=_optional(event.protocol_version),
+            )
+        )
+
+    def _finish_run(self, event: Any, index: int) -> None:
+        still_open = [
+            f"{kind.label} {_describe(key)}" for kind in _OPEN_ORDER for key in self._open[kind]
+        ]
+        if still_open:
+            raise LifecycleViolation(
+                "open-at-run-finished",
+                f"RUN_FINISHED while still open: {', '.join(still_open)}",
+                index=index,
+            )
+        run = self.runs[-1]
+        run.outcome = _optional(event.outcome)
+        run.status = _status_of(run.outcome)
+        if run.status == "interrupted":
+            run.interrupts = list(run.outcome.interrupts)
+        run.result = _optional(event.result)
+        run.usage = list(_optional(event.usage) or [])
+
+    def _fail_run(self, event: Any) -> None:
+        if self.state is StreamState.IDLE or self.state is StreamState.FAILED:
+            self.runs.append(Run(thread_id=None, run_id=None))
+        run = self.runs[-1]
+        run.status = "failed"
+        run.error = event
+        run.usage = list(_optional(event.usage) or run.usage)
+        self._clear()
+
+    def _clear(self) -> None:
+        for kind in _OPEN_ORDER:
+            self._open[kind].clear()
+            self._closed_owner[kind].clear()
+
+    # --- items inside a run -------------------------------------------------------------
+
+    def _track(self, event: Any, event_type: str, item: tuple[Kind, Act, str], index: int) -> None:
+        kind, act, id_attr = item
+        item_id = getattr(event, id_attr)
+        owner = None if kind is SUBAGENT else _optional(event.subagent_run_id)
+        key = (owner, item_id) if kind.owner_in_key else item_id
+        open_items = self._open[kind]
+        if act is Act.OPEN:
+            if key in open_items:
+                raise LifecycleViolation(
+                    f"{kind.slug}-already-open",
+                    f"{event_type}: {kind.label} {_describe(key)} is already open",
+                    index=index,
+                )
+            if kind.attributed and key in self._closed_owner[kind]:
+                self._check_owner(
+                    kind, key, self._closed_owner[kind][key], owner, event_type, index
+                )
+            open_items[key] = owner
+            return
+        if key not in open_items:
+            raise LifecycleViolation(
+                f"{kind.slug}-not-open",
+                f"{event_type}: no open {kind.label} {_describe(key)}",
+                index=index,
+            )
+        if kind.attributed and owner is not None:
+            self._check_owner(kind, key, open_items[key], owner, event_type, index)
+        if act is Act.CLOSE:
+            self._closed_owner[kind][key] = open_items.pop(key)
+
+    @staticmethod
+    def _check_owner(
+        kind: Kind, key: Any, opener: str | None, owner: str | None, event_type: str, index: int
+    ) -> None:
+        if owner is not None and owner != opener:
+            raise LifecycleViolation(
+                "attribution-mismatch",
+                f"{event_type}: subagentRunId {owner!r} does not match the owner "
+                f"{opener!r} that opened {kind.label} {_describe(key)}",
+                index=index,
+                path="/subagentRunId",
+            )
+
+
+def _describe(key: Any) -> str:
+    if isinstance(key, tuple):
+        owner, name = key
+        return repr(name) if owner is None else f"{name!r} of subagent {owner!r}"
+    return repr(key)
