@@ -8,42 +8,71 @@ stream and reports instead of raising.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
-from agui_msgspec._enforce import Enforcer, Payload
+from agui_msgspec._compat import Compatibility
+from agui_msgspec._enforce import Enforcer, Payload, decode_document
 from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import Lifecycle, Run
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._reduce import Reducer
+from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
+
+Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
+"""A stage before enforcement: gets each event as a wire-named dict and its index,
+returns the (possibly changed) dict, or None to drop the event."""
 
 
 class Consumer:
     """Incremental consumer for one stream.
 
     ``on_warning`` is called with each warning as it happens (stripped paths,
-    dropped events); the warnings are also kept in :attr:`warnings`.
+    dropped events); the warnings are also kept in :attr:`warnings`. ``input``
+    is the ``RunAgentInput`` (Struct or wire-named dict) the run started from:
+    it seeds the messages and the state. ``middleware`` stages see every event
+    after the compatibility boundary and before enforcement, in order, as the
+    specification places them; installing any costs a generic JSON decode per
+    event, so conformant traffic is no longer a single typed decode.
     """
 
     def __init__(
         self,
         version: str | ModuleType = LATEST_VERSION,
         on_warning: Callable[[str], None] | None = None,
+        input: Any = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         self.bindings = bindings_for(version)
         self.warnings: list[str] = []
         self._on_warning = on_warning
-        self._enforcer = Enforcer(self.bindings, self._warn)
+        self._compat = Compatibility(self._warn)
+        self._middleware = tuple(middleware)
+        self._enforcer = Enforcer(self.bindings, self._warn, self._compat.translate)
+        self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
+        self._expander = Expander(self.bindings)
         self._lifecycle = Lifecycle()
+        self._reducer = Reducer(self.bindings, self._warn, input)
         self._index = 0
         self._violation: ProtocolViolation | None = None
 
     @property
     def runs(self) -> list[Run]:
         return self._lifecycle.runs
+
+    @property
+    def messages(self) -> list[Any]:
+        """The messages after the reducer, as message Structs."""
+        return self._reducer.messages
+
+    @property
+    def state(self) -> Any:
+        """The agent state: any JSON value."""
+        return self._reducer.state
 
     @property
     def slow_path_count(self) -> int:
@@ -56,16 +85,35 @@ class Consumer:
         return self._violation
 
     def feed(self, payload: Payload) -> list[msgspec.Struct]:
-        """Take one event payload; return the events to deliver (none if it was dropped)."""
+        """Take one event payload; return the events to deliver (none if it was dropped).
+
+        A chunk event comes back expanded into the explicit events it stands for.
+        """
+        delivered: list[msgspec.Struct] = []
+        self._feed_into(payload, delivered)
+        return delivered
+
+    def _feed_into(self, payload: Payload, delivered: list[msgspec.Struct]) -> None:
+        # Appends as each event passes, so what passed before a violation is not lost.
         if self._violation is not None:
             raise self._violation
         index = self._index
         self._index += 1
         try:
+            if self._middleware:
+                document = self._before_enforcement(payload, index)
+                if document is None:
+                    return
+                payload = document
             event = self._enforcer.decode(payload, index)
             if event is None:
-                return []
-            self._lifecycle.receive(event, index)
+                return
+            for expanded in self._expander.expand(event, index):
+                self._lifecycle.receive(expanded, index)
+                if type(expanded) is self._run_started:
+                    self._check_version(expanded)
+                self._reducer.apply(expanded, index)
+                delivered.append(expanded)
         except ProtocolViolation as violation:
             self._violation = violation
             raise
@@ -74,7 +122,22 @@ class Consumer:
                 "too-deep", "the event nests too deeply", index=index
             )
             raise self._violation from None
-        return [event]
+
+    def _before_enforcement(self, payload: Payload, index: int) -> Any:
+        document = self._compat.translate(decode_document(payload, index), index)
+        for stage in self._middleware:
+            if not isinstance(document, dict):
+                break
+            document = stage(document, index)
+            if document is None:
+                return None
+        return document  # anything but an object is judged by enforcement
+
+    def _check_version(self, event: Any) -> None:
+        if event.protocol_version is not msgspec.UNSET:
+            notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
+            if notice is not None:
+                self._warn(notice)
 
     def close(self) -> None:
         """End of stream: raises ``ProtocolViolation(rule="truncated")`` if a run is still active."""
@@ -102,15 +165,19 @@ class Result:
     events: list[msgspec.Struct] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+    messages: list[Any] = field(default_factory=list)
+    state: Any = None
 
 
-def consume(events: Iterable[Payload], version: str | ModuleType = LATEST_VERSION) -> Result:
+def consume(
+    events: Iterable[Payload], version: str | ModuleType = LATEST_VERSION, input: Any = None
+) -> Result:
     """Run a whole stream through the consumer; never raises for a bad stream."""
-    consumer = Consumer(version)
+    consumer = Consumer(version, input=input)
     delivered: list[msgspec.Struct] = []
     try:
         for payload in events:
-            delivered.extend(consumer.feed(payload))
+            consumer._feed_into(payload, delivered)
         consumer.close()
     except ProtocolViolation:
         pass
@@ -121,4 +188,6 @@ def consume(events: Iterable[Payload], version: str | ModuleType = LATEST_VERSIO
         events=delivered,
         warnings=consumer.warnings,
         runs=consumer.runs,
+        messages=consumer.messages,
+        state=consumer.state,
     )

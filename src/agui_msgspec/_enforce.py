@@ -19,6 +19,7 @@ its containing value with it. Open objects keep every member.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,7 +32,8 @@ import msgspec.inspect as mi
 from agui_msgspec._errors import MalformedEvent
 
 Payload = bytes | bytearray | memoryview | str | Mapping[str, Any]
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+# UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
 _MSGSPEC_PATH = re.compile(r"`\$((?:\.[^.\[`]+|\[\d+\]|\[\"(?:[^\"\\]|\\.)*\"\])*)`$")
 _PATH_PART = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
@@ -60,7 +62,12 @@ def pointer_from_msgspec(message: str) -> str:
 class Enforcer:
     """Decodes payloads for one protocol version; reports removals through ``warn``."""
 
-    def __init__(self, bindings: ModuleType, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        bindings: ModuleType,
+        warn: Callable[[str], None],
+        translate: Callable[[Any, int], Any] | None = None,
+    ) -> None:
         self._decoder: msgspec.json.Decoder[Any] = bindings.event_decoder
         self._event_types: dict[str, type[msgspec.Struct]] = bindings.EVENT_TYPES
         self._closed_sets: set[frozenset[str]] = set(bindings.CLOSED_STRING_SETS.values())
@@ -73,6 +80,7 @@ class Enforcer:
             for struct, fields in bindings.OPEN_UNION_FIELDS.items()
         }
         self._warn = warn
+        self._translate = translate  # the compatibility boundary: it sees a document first
         self.slow_path_count = 0
         """How many payloads took the slow path: conformant traffic never does."""
 
@@ -96,6 +104,8 @@ class Enforcer:
     ) -> msgspec.Struct | None:
         self.slow_path_count += 1
         document = _decode_generic(payload, index)
+        if self._translate is not None:
+            document = self._translate(document, index)
         if not isinstance(document, dict):
             raise MalformedEvent(
                 "not-an-object",
@@ -111,7 +121,7 @@ class Enforcer:
         if struct is None:
             self._warn(f"event {index}: dropped event of unrecognised type {event_type!r}")
             return None
-        cleaned = self._clean_struct(document, _as_struct(mi.type_info(struct)), "", index)
+        cleaned = self.clean(document, struct, f"event {index}")
         if isinstance(cleaned, _Removed):
             self._warn(f"event {index}: dropped {event_type} event: {cleaned.reason}")
             return None
@@ -133,45 +143,57 @@ class Enforcer:
                 )
         return event
 
-    def _clean(self, value: Any, expected: mi.Type, path: str, index: int) -> Any:
+    def clean(self, document: dict[str, Any], struct: type[msgspec.Struct], origin: str) -> Any:
+        """Remove what ``struct`` does not recognise from a generic ``document``, in place.
+
+        Returns the document, or a removal marker when a required position lost its value.
+        ``origin`` prefixes the warnings ("event 3", "input").
+        """
+        return self._clean_struct(document, _as_struct(mi.type_info(struct)), "", origin)
+
+    def _clean(self, value: Any, expected: mi.Type, path: str, origin: str) -> Any:
         if isinstance(expected, mi.StructType):
             return (
-                self._clean_struct(value, expected, path, index)
+                self._clean_struct(value, expected, path, origin)
                 if isinstance(value, dict)
                 else value
             )
         if isinstance(expected, mi.ListType):
             return (
-                self._clean_list(value, expected.item_type, path, index)
+                self._clean_list(value, expected.item_type, path, origin)
                 if isinstance(value, list)
                 else value
             )
         if isinstance(expected, mi.LiteralType):
             return self._clean_literal(value, expected)
         if isinstance(expected, mi.UnionType):
-            return self._clean_union(value, expected, path, index)
+            return self._clean_union(value, expected, path, origin)
+        if isinstance(expected, mi.IntType) and isinstance(value, float) and value.is_integer():
+            return int(value)  # JSON Schema counts 1.0 as the integer 1; it is not a coercion
         return value
 
-    def _clean_union(self, value: Any, expected: mi.UnionType, path: str, index: int) -> Any:
+    def _clean_union(self, value: Any, expected: mi.UnionType, path: str, origin: str) -> Any:
         if isinstance(value, dict):
             member = _tagged_member(value, expected)
             if isinstance(member, _Removed):
                 return member
             if member is not None:
-                return self._clean_struct(value, member, path, index)
+                return self._clean_struct(value, member, path, origin)
         for option in expected.types:
             if isinstance(option, mi.ListType) and isinstance(value, list):
-                return self._clean_list(value, option.item_type, path, index)
+                return self._clean_list(value, option.item_type, path, origin)
             if isinstance(option, mi.LiteralType) and isinstance(value, str):
                 return self._clean_literal(value, option)
         return value  # anything else in a union slot is for the strict decode to judge
 
-    def _clean_list(self, items: list[Any], item_type: mi.Type, path: str, index: int) -> list[Any]:
+    def _clean_list(
+        self, items: list[Any], item_type: mi.Type, path: str, origin: str
+    ) -> list[Any]:
         kept = []
         for position, item in enumerate(items):
-            cleaned = self._clean(item, item_type, f"{path}/{position}", index)
+            cleaned = self._clean(item, item_type, f"{path}/{position}", origin)
             if isinstance(cleaned, _Removed):
-                self._warn(f"event {index} {path}/{position}: removed {cleaned.reason}")
+                self._warn(f"{origin} {path}/{position}: removed {cleaned.reason}")
             else:
                 kept.append(cleaned)
         return kept
@@ -184,7 +206,7 @@ class Enforcer:
         return value
 
     def _clean_struct(
-        self, obj: dict[str, Any], expected: mi.StructType, path: str, index: int
+        self, obj: dict[str, Any], expected: mi.StructType, path: str, origin: str
     ) -> Any:
         fields = {f.encode_name: f for f in expected.fields}
         open_unions = self._open_unions.get(expected.cls, {})
@@ -196,24 +218,24 @@ class Enforcer:
             if spec is None:
                 if expected.forbid_unknown_fields:
                     del obj[key]
-                    self._warn(f"event {index} {where}: removed unrecognised property")
+                    self._warn(f"{origin} {where}: removed unrecognised property")
                 continue
             union = open_unions.get(spec.name)
             if union is not None:
-                cleaned = self._clean_open_union_items(obj[key], union, where, index)
+                cleaned = self._clean_open_union_items(obj[key], union, where, origin)
             else:
-                cleaned = self._clean(obj[key], spec.type, where, index)
+                cleaned = self._clean(obj[key], spec.type, where, origin)
             if not isinstance(cleaned, _Removed):
                 obj[key] = cleaned
             elif spec.required:
                 return _Removed(f"{cleaned.reason} at required {where}")
             else:
                 del obj[key]
-                self._warn(f"event {index} {where}: removed {cleaned.reason}")
+                self._warn(f"{origin} {where}: removed {cleaned.reason}")
         return obj
 
     def _clean_open_union_items(
-        self, value: Any, union: mi.UnionType, path: str, index: int
+        self, value: Any, union: mi.UnionType, path: str, origin: str
     ) -> Any:
         """Open objects (JSON Patch operations): drop unknown members, keep every property."""
         if not isinstance(value, list):
@@ -222,7 +244,7 @@ class Enforcer:
         for position, item in enumerate(value):
             member = _tagged_member(item, union) if isinstance(item, dict) else None
             if isinstance(member, _Removed):
-                self._warn(f"event {index} {path}/{position}: removed {member.reason}")
+                self._warn(f"{origin} {path}/{position}: removed {member.reason}")
             else:
                 kept.append(item)
         return kept
@@ -274,16 +296,23 @@ def _encode_name(event: msgspec.Struct, attr: str) -> str:
     return attr
 
 
+def decode_document(payload: Payload, index: int) -> Any:
+    """The payload as a generic JSON document (for stages that work on dicts)."""
+    if isinstance(payload, Mapping):
+        return msgspec.json.decode(_encode_mapping(payload, index))
+    return _decode_generic(payload, index)
+
+
 def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -> Any:
-    if not isinstance(payload, str):
-        try:
+    try:
+        if isinstance(payload, str):
+            payload = payload.encode("utf-8")  # a lone surrogate cannot be UTF-8
+        else:
             bytes(payload).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise MalformedEvent(
-                "invalid-utf8",
-                f"the payload is not UTF-8: {exc.reason} at byte {exc.start}",
-                index=index,
-            ) from None
+    except UnicodeError as exc:
+        raise MalformedEvent(
+            "invalid-utf8", f"the payload is not UTF-8: {exc}", index=index
+        ) from None
     try:
         return msgspec.json.decode(payload)
     except msgspec.DecodeError as exc:
@@ -293,9 +322,10 @@ def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -
 
 
 def _encode_mapping(payload: Mapping[str, Any], index: int) -> bytes:
+    # The standard library refuses NaN and Infinity, which msgspec would write as null.
     try:
-        return msgspec.json.encode(payload)
-    except (TypeError, ValueError, OverflowError) as exc:
+        return json.dumps(payload, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
         raise MalformedEvent(
             "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
         ) from None

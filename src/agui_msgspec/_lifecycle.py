@@ -260,9 +260,9 @@ class Lifecycle:
                     index=index,
                 )
             if kind.attributed and key in self._closed_owner[kind]:
-                self._check_owner(
-                    kind, key, self._closed_owner[kind][key], owner, event_type, index
-                )
+                established = self._closed_owner[kind][key]
+                self._check_owner(kind, key, established, owner, event_type, index)
+                owner = established  # an untagged reopen continues whatever the opener owned
             open_items[key] = owner
             return
         if key not in open_items:

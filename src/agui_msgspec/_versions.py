@@ -24,3 +24,23 @@ def bindings_for(version: str | ModuleType) -> ModuleType:
             f"unsupported protocol version {version!r}; known: {', '.join(SUPPORTED_VERSIONS)}"
         )
     return importlib.import_module(f"agui_msgspec.v{version.replace('.', '_')}")
+
+
+def producer_version_notice(declared: str, ours: str) -> str | None:
+    """A warning when a producer declares a newer or uninterpretable version; None when quiet.
+
+    Versions compare as MAJOR.MINOR (spec: basic/versioning); the run proceeds either way.
+    """
+    theirs, mine = _major_minor(declared), _major_minor(ours)
+    if theirs is None:
+        return f"producer declares protocol version {declared!r}, which this consumer cannot interpret; proceeding as {ours}"
+    if mine is not None and theirs > mine:
+        return f"producer declares protocol version {declared!r}, newer than this consumer's {ours}; proceeding as {ours}"
+    return None
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    parts = version.split(".")
+    if len(parts) < 2 or not all(part.isdigit() for part in parts[:2]):
+        return None
+    return int(parts[0]), int(parts[1])

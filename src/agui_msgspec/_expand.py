@@ -1,0 +1,236 @@
+"""Chunk expansion (spec: basic/patterns/streaming): ``*_CHUNK`` → start, content, end.
+
+Expansion runs after enforcement and before verification, so every triad rule
+of the lifecycle applies to what it produces. A chunk stream lives in a lane:
+the parent agent's (no ``subagentRunId``) or one subagent's. The first chunk of
+an item must carry its ids; a continuation may repeat an opener field only with
+the same value; the synthesized ``*_END`` is emitted as soon as the stream can
+no longer continue (see ``_closes_lanes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from msgspec import UNSET, Struct
+
+from agui_msgspec._errors import ChunkViolation
+
+Lane = str | None  # a subagentRunId, or None for the parent agent
+
+
+@dataclass(frozen=True)
+class _ChunkKind:
+    chunk: str  # the chunk event type
+    id_attr: str
+    opener_fields: tuple[str, ...]  # (attribute, ...) a continuation may repeat, same value only
+    required_first: tuple[str, ...]  # attributes the first chunk must carry
+    start: str  # Struct names in the bindings
+    content: str
+    end: str
+
+
+_TEXT = _ChunkKind(
+    "TEXT_MESSAGE_CHUNK",
+    "message_id",
+    ("role", "name"),
+    ("message_id",),
+    "TextMessageStartEvent",
+    "TextMessageContentEvent",
+    "TextMessageEndEvent",
+)
+_TOOL = _ChunkKind(
+    "TOOL_CALL_CHUNK",
+    "tool_call_id",
+    ("tool_call_name", "parent_message_id"),
+    ("tool_call_id", "tool_call_name"),
+    "ToolCallStartEvent",
+    "ToolCallArgsEvent",
+    "ToolCallEndEvent",
+)
+_THOUGHT = _ChunkKind(
+    "REASONING_MESSAGE_CHUNK",
+    "message_id",
+    (),
+    ("message_id",),
+    "ReasoningMessageStartEvent",
+    "ReasoningMessageContentEvent",
+    "ReasoningMessageEndEvent",
+)
+_KINDS = {kind.chunk: kind for kind in (_TEXT, _TOOL, _THOUGHT)}
+
+# Events that stand aside from assembly and close no chunk stream.
+_STANDS_ASIDE = frozenset(
+    {"RAW", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "REASONING_ENCRYPTED_VALUE", "SUBAGENT_STARTED"}
+)
+# Run-level events close every lane.
+_CLOSES_ALL = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"})
+# A subagent's terminal event closes that subagent's lane.
+_CLOSES_OWN_LANE = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
+
+
+@dataclass
+class _Stream:
+    kind: _ChunkKind
+    item_id: str
+    opener: dict[str, Any]  # the opener's field values, absence resolved to the default
+
+
+def _tag(event: Struct) -> str:
+    return str(type(event).__struct_config__.tag)
+
+
+def _value(event: Struct, attr: str) -> Any:
+    return getattr(event, attr, UNSET)
+
+
+class Expander:
+    """Turns chunk events into explicit triads; passes every other event through."""
+
+    def __init__(self, bindings: ModuleType) -> None:
+        self._bindings = bindings
+        # (lane, kind) → the open chunk stream
+        self._streams: dict[tuple[Lane, _ChunkKind], _Stream] = {}
+
+    def expand(self, event: Struct, index: int) -> list[Struct]:
+        event_type = _tag(event)
+        kind = _KINDS.get(event_type)
+        if kind is not None:
+            return self._chunk(event, kind, index)
+        if not self._streams:
+            return [event]
+        return [*self._close_for(event, event_type), event]
+
+    # --- closing ---------------------------------------------------------------------
+
+    def _close_for(self, event: Struct, event_type: str) -> list[Struct]:
+        if event_type in _STANDS_ASIDE:
+            return []
+        if event_type in _CLOSES_ALL:
+            return self._close(list(self._streams))
+        lane = _value(event, "subagent_run_id")
+        lane = None if lane is UNSET else lane
+        return self._close([key for key in self._streams if key[0] == lane])
+
+    def _close(self, keys: list[tuple[Lane, _ChunkKind]]) -> list[Struct]:
+        ends = []
+        for key in keys:
+            stream = self._streams.pop(key)
+            end = getattr(self._bindings, stream.kind.end)
+            lane = key[0]
+            ends.append(
+                end(**{stream.kind.id_attr: stream.item_id}, subagent_run_id=_or_unset(lane))
+            )
+        return ends
+
+    # --- chunks ----------------------------------------------------------------------
+
+    def _chunk(self, event: Struct, kind: _ChunkKind, index: int) -> list[Struct]:
+        tagged = _value(event, "subagent_run_id")
+        item_id = _value(event, kind.id_attr)
+        lane_key = self._resolve_lane(kind, tagged, item_id, index)
+        out: list[Struct] = []
+        # Any chunk also ends the lane's streams of the other kinds: it is a message or tool-call event.
+        out += self._close(
+            [key for key in self._streams if key[0] == lane_key[0] and key != lane_key]
+        )
+        stream = self._streams.get(lane_key)
+        if stream is not None and (item_id is UNSET or item_id == stream.item_id):
+            self._check_repeats(event, stream, index)
+            out.append(self._content(event, kind, stream.item_id, lane_key[0]))
+            return out
+        if stream is not None:  # a different id opens a new item; the previous one closes first
+            out += self._close([lane_key])
+        for attr in kind.required_first:
+            if _value(event, attr) is UNSET:
+                raise ChunkViolation(
+                    "chunk-missing-first-field",
+                    f"the first {kind.chunk} of an item must carry {_wire(attr)}",
+                    index=index,
+                    path="/" + _wire(attr),
+                )
+        opener = self._opener_values(event, kind)
+        self._streams[lane_key] = _Stream(kind, item_id, opener)
+        out.append(self._start(event, kind, item_id, opener, lane_key[0]))
+        if _value(event, "delta") is not UNSET or _value(event, "metadata") is not UNSET:
+            out.append(self._content(event, kind, item_id, lane_key[0], carry_metadata=False))
+        return out
+
+    def _resolve_lane(
+        self, kind: _ChunkKind, tagged: Any, item_id: Any, index: int
+    ) -> tuple[Lane, _ChunkKind]:
+        if tagged is not UNSET:
+            return (tagged, kind)
+        open_lanes = [lane for (lane, k) in self._streams if k is kind]
+        if item_id is not UNSET:
+            # An untagged chunk naming an item continues whichever lane assembles it.
+            owners = [lane for lane in open_lanes if self._streams[(lane, kind)].item_id == item_id]
+            return (owners[0] if owners else None, kind)
+        if None in open_lanes or not open_lanes:
+            return (None, kind)
+        if len(open_lanes) == 1:
+            return (open_lanes[0], kind)
+        raise ChunkViolation(
+            "chunk-ambiguous",
+            f"an untagged {kind.chunk} without {_wire(kind.id_attr)} could continue the streams "
+            f"of subagents {', '.join(map(repr, open_lanes))}",
+            index=index,
+        )
+
+    def _opener_values(self, event: Struct, kind: _ChunkKind) -> dict[str, Any]:
+        values = {attr: _value(event, attr) for attr in kind.opener_fields}
+        if kind is _TEXT and values["role"] is UNSET:
+            values["role"] = "assistant"  # an absent role means assistant, as on TEXT_MESSAGE_START
+        return values
+
+    @staticmethod
+    def _check_repeats(event: Struct, stream: _Stream, index: int) -> None:
+        for attr, established in stream.opener.items():
+            repeated = _value(event, attr)
+            if repeated is not UNSET and repeated != established:
+                raise ChunkViolation(
+                    "chunk-conflicting-repeat",
+                    f"{stream.kind.chunk} {_wire(attr)} {repeated!r} does not match "
+                    f"{established!r} established by the opener of {stream.item_id!r}",
+                    index=index,
+                    path="/" + _wire(attr),
+                )
+
+    def _start(
+        self, event: Struct, kind: _ChunkKind, item_id: str, opener: dict[str, Any], lane: Lane
+    ) -> Struct:
+        start = getattr(self._bindings, kind.start)
+        fields = {attr: value for attr, value in opener.items() if value is not UNSET}
+        if kind is _THOUGHT:
+            fields["role"] = "reasoning"
+        return start(  # type: ignore[no-any-return]
+            **{kind.id_attr: item_id},
+            **fields,
+            subagent_run_id=_or_unset(lane),
+            timestamp=_value(event, "timestamp"),
+            metadata=_value(event, "metadata"),
+        )
+
+    def _content(
+        self, event: Struct, kind: _ChunkKind, item_id: str, lane: Lane, carry_metadata: bool = True
+    ) -> Struct:
+        content = getattr(self._bindings, kind.content)
+        delta = _value(event, "delta")
+        return content(  # type: ignore[no-any-return]
+            **{kind.id_attr: item_id},
+            delta="" if delta is UNSET else delta,
+            subagent_run_id=_or_unset(lane),
+            timestamp=_value(event, "timestamp"),
+            metadata=_value(event, "metadata") if carry_metadata else UNSET,
+        )
+
+
+def _or_unset(lane: Lane) -> Any:
+    return UNSET if lane is None else lane
+
+
+def _wire(attr: str) -> str:
+    first, *rest = attr.split("_")
+    return first + "".join(word.capitalize() for word in rest)

@@ -1,0 +1,58 @@
+"""Outgoing enforcement: the ``RunAgentInput`` a consumer is about to send.
+
+Spec: basic/processing and basic/run-input. Before anything is sent, what the
+version does not recognise is stripped with a warning, a malformed known field
+is fatal, activity messages (the application's own) are removed, and the
+consumer declares the protocol version it speaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
+from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._versions import LATEST_VERSION, bindings_for
+
+
+def prepare_input(
+    input: Any, version: str = LATEST_VERSION, warn: Callable[[str], None] | None = None
+) -> Any:
+    """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent."""
+    report = warn or (lambda _message: None)
+    declared = _declarable(version)
+    bindings = bindings_for(declared or LATEST_VERSION)
+    document = msgspec.to_builtins(input) if isinstance(input, msgspec.Struct) else input
+    if not isinstance(document, dict):
+        raise MalformedEvent("malformed-input", "a RunAgentInput is a JSON object")
+    document = msgspec.json.decode(msgspec.json.encode(document))  # a private copy to clean
+    cleaned = Enforcer(bindings, report).clean(document, bindings.RunAgentInput, "input")
+    if not isinstance(cleaned, dict):
+        raise MalformedEvent("malformed-input", f"input: {cleaned.reason}")
+    messages = cleaned.get("messages")
+    if isinstance(messages, list):
+        kept = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "activity")]
+        if len(kept) != len(messages):
+            report(f"input /messages: removed {len(messages) - len(kept)} activity message(s)")
+            cleaned["messages"] = kept
+    if declared is None:
+        cleaned.pop("protocolVersion", None)  # a pre-1.0 peer predates version negotiation
+    else:
+        cleaned["protocolVersion"] = declared
+    try:
+        return msgspec.convert(cleaned, bindings.RunAgentInput)
+    except msgspec.ValidationError as exc:
+        raise MalformedEvent(
+            "malformed-input", f"input: {exc}", path=pointer_from_msgspec(str(exc))
+        ) from None
+
+
+def _declarable(version: str) -> str | None:
+    """The MAJOR.MINOR this consumer declares, or None for a pre-versioning era pin."""
+    major, _, rest = version.partition(".")
+    if not major.isdigit() or int(major) < 1:
+        return None
+    return f"{major}.{rest.partition('.')[0] or '0'}"

@@ -1,0 +1,286 @@
+"""The reducer: what an application shows — messages, state, activity — from verified events.
+
+Spec pages: events/text-messages, tool-calls, reasoning, state, activity, and
+basic/metadata. It runs after verification, so every event it sees is in a
+legal place; what can still go wrong here (a patch that does not apply, a
+delta for a missing activity) is tolerated with a warning, as the spec says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Struct
+
+from agui_msgspec._errors import UsageError
+from agui_msgspec._patch import PatchConflict, apply_patch
+
+_TEXT_ROLES = {
+    "developer": "DeveloperMessage",
+    "system": "SystemMessage",
+    "assistant": "AssistantMessage",
+    "user": "UserMessage",
+}
+# Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
+_CLIENT_ONLY_ROLES = ("activity", "reasoning")
+
+
+def _tag(struct: Struct) -> str:
+    return str(type(struct).__struct_config__.tag)
+
+
+def _merge_metadata(target: Any, event: Any) -> None:
+    """Per key, last write wins, not recursive (spec: basic/metadata)."""
+    incoming = event.metadata
+    if incoming is UNSET:
+        return
+    current = target.metadata
+    target.metadata = {**incoming} if current is UNSET else {**current, **incoming}
+
+
+def _text_of(message: Any) -> str:
+    """The text a reopened message continues from (none yet for a tool-calls-only message)."""
+    content = getattr(message, "content", UNSET)
+    return content if isinstance(content, str) else ""
+
+
+class Reducer:
+    """Holds messages and state; ``apply`` one verified event at a time."""
+
+    def __init__(
+        self, bindings: ModuleType, warn: Callable[[str], None], input: Any = None
+    ) -> None:
+        self._b = bindings
+        self._warn = warn
+        self.state: Any = {}
+        self._messages: list[Any] = []
+        self._by_id: dict[str, Any] = {}
+        self._tool_calls: dict[str, Any] = {}
+        # message id → the text streamed so far: joined once, not per delta
+        self._buffers: dict[str, list[str]] = {}
+        if input is not None:
+            self._seed(input)
+        self._handlers: dict[str, Callable[[Any, int], None]] = {
+            "TEXT_MESSAGE_START": self._text_start,
+            "TEXT_MESSAGE_CONTENT": self._text_content,
+            "TEXT_MESSAGE_END": self._text_end,
+            "TOOL_CALL_START": self._tool_start,
+            "TOOL_CALL_ARGS": self._tool_args,
+            "TOOL_CALL_END": self._tool_end,
+            "TOOL_CALL_RESULT": self._tool_result,
+            "REASONING_MESSAGE_START": self._thought_start,
+            "REASONING_MESSAGE_CONTENT": self._text_content,
+            "REASONING_MESSAGE_END": self._text_end,
+            "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
+            "STATE_SNAPSHOT": self._state_snapshot,
+            "STATE_DELTA": self._state_delta,
+            "MESSAGES_SNAPSHOT": self._messages_snapshot,
+            "ACTIVITY_SNAPSHOT": self._activity_snapshot,
+            "ACTIVITY_DELTA": self._activity_delta,
+        }
+
+    @property
+    def messages(self) -> list[Any]:
+        for message_id in self._buffers:
+            self._flush(message_id)
+        return list(self._messages)
+
+    def apply(self, event: Struct, index: int) -> None:
+        handler = self._handlers.get(_tag(event))
+        if handler is not None:
+            handler(event, index)
+
+    # --- seeding -------------------------------------------------------------------------
+
+    def _seed(self, input: Any) -> None:
+        if not isinstance(input, self._b.RunAgentInput):
+            try:
+                input = msgspec.convert(input, self._b.RunAgentInput)
+            except msgspec.ValidationError as exc:
+                raise UsageError(f"input is not a RunAgentInput: {exc}") from None
+        if input.state is not UNSET:
+            self.state = input.state
+        for message in input.messages:
+            self._add(message)
+
+    # --- messages ------------------------------------------------------------------------
+
+    def _add(self, message: Any) -> None:
+        self._messages.append(message)
+        self._by_id[message.id] = message
+        for call in getattr(message, "tool_calls", None) or ():
+            self._tool_calls[call.id] = call
+
+    def _replace(self, old: Any, new: Any) -> None:
+        self._messages[self._messages.index(old)] = new
+        self._by_id[new.id] = new
+
+    def _flush(self, message_id: str) -> None:
+        parts = self._buffers.get(message_id)
+        if parts and len(parts) > 1:
+            joined = "".join(parts)
+            self._by_id[message_id].content = joined
+            parts[:] = [joined]
+
+    def _text_start(self, event: Any, index: int) -> None:
+        existing = self._by_id.get(event.message_id)
+        if existing is None:
+            message_type = getattr(self._b, _TEXT_ROLES[event.role])
+            existing = message_type(id=event.message_id, content="", name=event.name)
+            existing.subagent_run_id = event.subagent_run_id
+            self._add(existing)
+        self._buffers[event.message_id] = [_text_of(existing)]
+        _merge_metadata(existing, event)
+
+    def _text_content(self, event: Any, index: int) -> None:
+        self._buffers[event.message_id].append(event.delta)
+        _merge_metadata(self._by_id[event.message_id], event)
+
+    def _text_end(self, event: Any, index: int) -> None:
+        self._flush(event.message_id)
+        del self._buffers[event.message_id]
+        _merge_metadata(self._by_id[event.message_id], event)
+
+    def _thought_start(self, event: Any, index: int) -> None:
+        existing = self._by_id.get(event.message_id)
+        if existing is None:
+            existing = self._b.ReasoningMessage(id=event.message_id, content="")
+            existing.subagent_run_id = event.subagent_run_id
+            self._add(existing)
+        self._buffers[event.message_id] = [_text_of(existing)]
+        _merge_metadata(existing, event)
+
+    def _tool_start(self, event: Any, index: int) -> None:
+        parent_id = event.parent_message_id
+        if parent_id is UNSET:
+            last = self._messages[-1] if self._messages else None
+            parent_id = (
+                last.id if last is not None and _tag(last) == "assistant" else event.tool_call_id
+            )
+        parent = self._by_id.get(parent_id)
+        if parent is None or _tag(parent) != "assistant":
+            parent = self._b.AssistantMessage(id=parent_id)
+            parent.subagent_run_id = event.subagent_run_id
+            self._add(parent)
+        call = self._tool_calls.get(event.tool_call_id)
+        if call is None:
+            function = self._b.FunctionCall(name=event.tool_call_name, arguments="")
+            call = self._b.ToolCall(id=event.tool_call_id, type="function", function=function)
+            parent.tool_calls = [*(parent.tool_calls or ()), call]
+            self._tool_calls[call.id] = call
+        self._buffers[event.tool_call_id] = [call.function.arguments]
+        _merge_metadata(call, event)
+
+    def _tool_args(self, event: Any, index: int) -> None:
+        self._buffers[event.tool_call_id].append(event.delta)
+        _merge_metadata(self._tool_calls[event.tool_call_id], event)
+
+    def _tool_end(self, event: Any, index: int) -> None:
+        call = self._tool_calls[event.tool_call_id]
+        call.function.arguments = "".join(self._buffers.pop(event.tool_call_id))
+        _merge_metadata(call, event)
+
+    def _tool_result(self, event: Any, index: int) -> None:
+        message = self._b.ToolMessage(
+            id=event.message_id,
+            content=event.content,
+            tool_call_id=event.tool_call_id,
+            subagent_run_id=event.subagent_run_id,
+            metadata=event.metadata,
+        )
+        existing = self._by_id.get(event.message_id)
+        if existing is None:
+            self._add(message)
+        else:
+            self._replace(existing, message)
+
+    def _encrypted_value(self, event: Any, index: int) -> None:
+        if event.subtype == "tool-call":
+            target = self._tool_calls.get(event.entity_id)
+        else:
+            target = self._by_id.get(event.entity_id)
+            if target is not None and _tag(target) == "activity":
+                target = None
+        if target is None:
+            self._warn(
+                f"event {index}: REASONING_ENCRYPTED_VALUE names no known "
+                f"{event.subtype} {event.entity_id!r}; ignored"
+            )
+            return
+        target.encrypted_value = event.encrypted_value
+        if hasattr(target, "encrypted_value_type"):
+            # the type describes this value: it is replaced alongside, or cleared with it
+            target.encrypted_value_type = getattr(event, "encrypted_value_type", UNSET)
+
+    def _messages_snapshot(self, event: Any, index: int) -> None:
+        for message_id in list(self._buffers):
+            self._flush(message_id)
+        incoming = {message.id: message for message in event.messages}
+        carried_roles = {_tag(message) for message in event.messages}
+        kept = []
+        for message in self._messages:
+            if message.id in incoming:
+                kept.append(incoming.pop(message.id))
+            elif _tag(message) in _CLIENT_ONLY_ROLES and _tag(message) not in carried_roles:
+                kept.append(message)
+        self._messages = []
+        self._by_id = {}
+        self._tool_calls = {}
+        for message in [*kept, *incoming.values()]:
+            self._add(message)
+
+    # --- state ---------------------------------------------------------------------------
+
+    def _state_snapshot(self, event: Any, index: int) -> None:
+        self.state = event.snapshot
+
+    def _state_delta(self, event: Any, index: int) -> None:
+        try:
+            self.state = apply_patch(self.state, event.delta)
+        except PatchConflict as conflict:
+            self._warn(f"event {index} /delta: STATE_DELTA does not apply, state kept: {conflict}")
+
+    # --- activity ------------------------------------------------------------------------
+
+    def _activity_snapshot(self, event: Any, index: int) -> None:
+        existing = self._by_id.get(event.message_id)
+        if existing is not None and _tag(existing) == "activity" and not event.replace:
+            return
+        message = self._b.ActivityMessage(
+            id=event.message_id,
+            activity_type=event.activity_type,
+            content=event.content,
+            subagent_run_id=event.subagent_run_id,
+        )
+        if existing is None:
+            message.metadata = event.metadata
+            self._add(message)
+            return
+        message.metadata = existing.metadata  # metadata survives replacement
+        _merge_metadata(message, event)
+        self._replace(existing, message)
+
+    def _activity_delta(self, event: Any, index: int) -> None:
+        target = self._by_id.get(event.message_id)
+        if target is None or _tag(target) != "activity":
+            self._warn(
+                f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
+            )
+            return
+        try:
+            content = apply_patch(target.content, event.patch)
+        except PatchConflict as conflict:
+            self._warn(
+                f"event {index} /patch: ACTIVITY_DELTA does not apply, content kept: {conflict}"
+            )
+            return
+        if not isinstance(content, dict):
+            self._warn(
+                f"event {index} /patch: ACTIVITY_DELTA would make content a non-object; skipped"
+            )
+            return
+        target.content = content
+        _merge_metadata(target, event)

@@ -1,0 +1,267 @@
+"""Transport readers: response-body bytes in, one payload (the bytes of one event) out.
+
+A reader only frames. Whether a payload is JSON, and whether it is a valid
+event, is judged by the later stages, so one event gets one verdict on every
+transport (AG-UI basic/processing). Payloads stay bytes: the JSON decoder
+validates the UTF-8.
+
+Where each rule comes from:
+
+- AG-UI basic/transports/http-sse: each SSE event's ``data`` is exactly one
+  protocol event; ``event:``, ``id:``, ``retry:`` and comment lines are ignored;
+  producers MUST send LF line ends and a consumer MAY accept the full grammar,
+  which :class:`SSEReader` does.
+- WHATWG HTML, "Interpreting an event stream" (the SSE grammar): LF, CRLF and CR
+  end a line; one leading BOM is skipped; a line starting with ``:`` is a
+  comment; the field name is what precedes the first colon (the whole line if
+  it has none) and one space after the colon is dropped; ``data`` values join
+  with LF; a blank line dispatches the event unless it has no data lines; at
+  end of stream an event not yet dispatched is discarded.
+- jsonlines.org: one value per LF-terminated line, ``\\r\\n`` tolerated, and a
+  last line without a line separator is still a value.
+
+What neither says, decided here:
+
+- ``max_event_size`` bounds what one event holds in the reader: its data so
+  far plus the line still arriving. A ``data:`` line counts by its value (plus
+  the LF that joins it), so a payload of exactly ``max_event_size`` bytes
+  passes. Exceeding it raises ``TransportError(rule="event-too-large")`` as
+  soon as the bytes arrive, with ``index`` = the payloads emitted before it.
+  Payloads completed earlier in the same chunk are returned first and the error
+  is raised by the next ``feed`` or ``close``, so nothing before it is lost.
+- :attr:`SSEReader.discarded_partial` tells the client that the body ended
+  inside an event that had data, so it can report truncation.
+- Lines of JSON whitespace only are blank in JSON lines.
+- A reader serves one stream: after ``close`` or an error it refuses more input.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from typing import Literal, Protocol
+
+from agui_msgspec._errors import TransportError, UsageError
+
+DEFAULT_MAX_EVENT_SIZE = 10 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+class PayloadReader(Protocol):
+    """What the client needs from a reader: bytes in, payloads out."""
+
+    discarded_partial: bool
+
+    def feed(self, chunk: bytes) -> list[bytes]: ...
+
+    def close(self) -> list[bytes]: ...
+
+
+class _LineReader(ABC):
+    """Sans-IO machinery both line-based readers share; subclasses frame the lines."""
+
+    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        if max_event_size < 1:
+            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
+        self.max_event_size = max_event_size
+        self.discarded_partial = False
+        # The bytes after the last line end; a bytearray so a long line grows in amortised O(1).
+        self._tail = bytearray()
+        # The first bytes while they may still be a BOM split across chunks; None once past them.
+        self._head: bytes | None = b""
+        self._emitted = 0
+        self._closed = False
+        self._violation: TransportError | None = None
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Take the next bytes of the body; return the payloads they complete, in order."""
+        self._check_usable()
+        if self._head is not None:
+            head = self._head + chunk
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                self._head = head
+                return []
+            self._head = None
+            chunk = head[len(_BOM) :] if head.startswith(_BOM) else head
+        if not chunk:
+            return []
+        out: list[bytes] = []
+        try:
+            self._frame(chunk, out)
+        except TransportError as violation:
+            self._violation = violation
+            self._reset()
+            if not out:
+                raise
+        self._emitted += len(out)
+        return out
+
+    def close(self) -> list[bytes]:
+        """The body has ended: return the payloads its end completes."""
+        self._check_usable()
+        self._closed = True
+        if self._head:  # fewer than three bytes in all, a BOM's start: ordinary bytes after all
+            self._tail += self._head
+        out = self._finish()
+        self._reset()
+        self._emitted += len(out)
+        return out
+
+    def _check_usable(self) -> None:
+        if self._violation is not None:
+            raise self._violation
+        if self._closed:
+            raise UsageError("the reader is closed; use a new reader for each stream")
+
+    def _too_large(self, emitted_in_chunk: int) -> TransportError:
+        return TransportError(
+            "event-too-large",
+            f"an event is larger than max_event_size ({self.max_event_size} bytes)",
+            index=self._emitted + emitted_in_chunk,
+        )
+
+    def _reset(self) -> None:
+        self._tail = bytearray()
+
+    @abstractmethod
+    def _frame(self, chunk: bytes, out: list[bytes]) -> None:
+        """Frame ``chunk`` (never empty) after the buffered bytes, appending payloads to ``out``."""
+
+    @abstractmethod
+    def _finish(self) -> list[bytes]:
+        """The body has ended after the buffered bytes: the payloads its end completes."""
+
+
+class SSEReader(_LineReader):
+    """Incremental ``text/event-stream`` reader: one payload per dispatched SSE event.
+
+    ``close()`` never returns a payload: an event the body ended inside is
+    discarded (WHATWG), and :attr:`discarded_partial` is then True when that
+    event had data, which the client reports as truncation.
+    """
+
+    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        super().__init__(max_event_size)
+        self._data: list[bytes] = []
+        # Length of b"\n".join(self._data), kept as lines arrive so checks cost O(1).
+        self._size = 0
+        # The last chunk ended in CR: an LF starting the next one belongs to that line end.
+        self._pending_cr = False
+
+    def _frame(self, chunk: bytes, out: list[bytes]) -> None:
+        if self._pending_cr:
+            self._pending_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        has_cr = b"\r" in chunk
+        if not has_cr and b"\n" not in chunk:
+            self._tail += chunk
+            self._check_tail(out)
+            return
+        text = b"".join((self._tail, chunk))
+        if has_cr:
+            self._pending_cr = text.endswith(b"\r")
+            text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = text.split(b"\n")
+        self._tail = bytearray(lines.pop())
+        data = self._data
+        size = self._size
+        limit = self.max_event_size
+        for line in lines:
+            if not line:
+                if data:
+                    out.append(data[0] if len(data) == 1 else b"\n".join(data))
+                    data.clear()
+                    size = 0
+                continue
+            if line[:6] == b"data: ":  # the common spelling first: one slice fewer per event
+                value = line[6:]
+            elif line[:5] == b"data:":
+                value = line[5:]
+            elif line == b"data":  # a field name without a colon has the empty value
+                value = b""
+            else:  # ignored, but counted: in pieces it would be held, and chunking must not matter
+                if size + len(line) > limit:
+                    raise self._too_large(len(out))
+                continue
+            size += len(value) + 1 if data else len(value)
+            if size > limit:
+                raise self._too_large(len(out))
+            data.append(value)
+        self._size = size
+        self._check_tail(out)
+
+    def _check_tail(self, out: list[bytes]) -> None:
+        tail = self._tail
+        if tail[:5] == b"data:":
+            held = self._size + len(tail) - (6 if tail[5:6] == b" " else 5) + bool(self._data)
+        else:
+            held = self._size + len(tail)
+        if held > self.max_event_size:
+            raise self._too_large(len(out))
+
+    def _finish(self) -> list[bytes]:
+        tail = self._tail
+        self.discarded_partial = bool(self._data) or tail[:5] == b"data:" or tail == b"data"
+        return []
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._data = []
+        self._size = 0
+
+
+class JSONLinesReader(_LineReader):
+    """Incremental JSON lines reader: each non-blank line is one payload.
+
+    Lines end with LF or CRLF. A last line without a line end is still a payload
+    (jsonlines.org), delivered by ``close()``; a body cut inside a line thus
+    hands the decoder a fragment, which it rejects. :attr:`discarded_partial`
+    stays False, as nothing is discarded.
+    """
+
+    def _frame(self, chunk: bytes, out: list[bytes]) -> None:
+        if b"\n" not in chunk:
+            self._tail += chunk
+            self._check_tail(out)
+            return
+        text = b"".join((self._tail, chunk))
+        lines = text.split(b"\n")
+        self._tail = bytearray(lines.pop())
+        has_cr = b"\r" in text
+        limit = self.max_event_size
+        for line in lines:
+            payload = line[:-1] if has_cr and line[-1:] == b"\r" else line
+            if len(payload) > limit:
+                raise self._too_large(len(out))
+            if payload.strip(b" \t\r"):
+                out.append(payload)
+        self._check_tail(out)
+
+    def _check_tail(self, out: list[bytes]) -> None:
+        # A CR ending the tail may yet be the CR of a CRLF, which is not payload.
+        if len(self._tail) - self._tail.endswith(b"\r") > self.max_event_size:
+            raise self._too_large(len(out))
+
+    def _finish(self) -> list[bytes]:
+        tail = self._tail
+        payload = bytes(tail[:-1] if tail.endswith(b"\r") else tail)
+        return [payload] if payload.strip(b" \t\r") else []
+
+
+def sniff_format(head: bytes) -> Literal["sse", "jsonl"]:
+    """Tell JSON lines from SSE by the first bytes of a body (a BOM and whitespace skipped).
+
+    A JSON lines body starts with an event object's ``{``; an SSE line starting
+    with ``{`` would be an ignored field, so nothing else (empty input included)
+    is JSON lines.
+    """
+    body = head[len(_BOM) :] if head.startswith(_BOM) else head
+    return "jsonl" if body.lstrip(b" \t\r\n")[:1] == b"{" else "sse"
+
+
+def iter_payloads(chunks: Iterable[bytes], reader: PayloadReader) -> Iterator[bytes]:
+    """Frame a whole body with ``reader``: every payload, then the ones ``close()`` completes."""
+    for chunk in chunks:
+        yield from reader.feed(chunk)
+    yield from reader.close()
