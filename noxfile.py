@@ -70,3 +70,12 @@ def drift(session: nox.Session) -> None:
                 f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
             )
     session.log(f"generated/ matches schema/ ({len(fresh)} modules)")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The upstream conformance streams through the public API, when ../shared is present."""
+    if not CONFORMANCE.is_dir():
+        session.skip(f"no conformance streams at {CONFORMANCE}")
+    session.install(".")
+    session.run("agui-msgspec", "conformance", str(CONFORMANCE))

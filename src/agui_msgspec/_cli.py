@@ -68,15 +68,7 @@ def check_bytes(body: bytes, version: str = LATEST_VERSION) -> Result:
         consumer.close()
     except ProtocolViolation:
         pass
-    return Result(
-        outcome="failed" if consumer.violation else "completed",
-        violation=consumer.violation,
-        events=delivered,
-        warnings=consumer.warnings,
-        runs=consumer.runs,
-        messages=consumer.messages,
-        state=consumer.state,
-    )
+    return consumer.result(delivered)
 
 
 def _describe_run(run: Run) -> str:

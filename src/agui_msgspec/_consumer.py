@@ -17,9 +17,9 @@ import msgspec
 
 from agui_msgspec._compat import Compatibility
 from agui_msgspec._enforce import Enforcer, Payload, decode_document
-from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
-from agui_msgspec._lifecycle import Lifecycle, Run
+from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
 from agui_msgspec._reduce import Reducer
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
 
@@ -46,6 +46,7 @@ class Consumer:
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
         middleware: Sequence[Middleware] = (),
+        max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     ) -> None:
         self.bindings = bindings_for(version)
         self.warnings: list[str] = []
@@ -55,7 +56,7 @@ class Consumer:
         self._enforcer = Enforcer(self.bindings, self._warn, self._compat.translate)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
-        self._lifecycle = Lifecycle()
+        self._lifecycle = Lifecycle(max_open_items)
         self._reducer = Reducer(self.bindings, self._warn, input)
         self._index = 0
         self._violation: ProtocolViolation | None = None
@@ -93,7 +94,7 @@ class Consumer:
         self._feed_into(payload, delivered)
         return delivered
 
-    def _feed_into(self, payload: Payload, delivered: list[msgspec.Struct]) -> None:
+    def _feed_into(self, payload: Payload, delivered: list[msgspec.Struct] | None) -> None:
         # Appends as each event passes, so what passed before a violation is not lost.
         if self._violation is not None:
             raise self._violation
@@ -113,14 +114,13 @@ class Consumer:
                 if type(expanded) is self._run_started:
                     self._check_version(expanded)
                 self._reducer.apply(expanded, index)
-                delivered.append(expanded)
+                if delivered is not None:
+                    delivered.append(expanded)
         except ProtocolViolation as violation:
             self._violation = violation
             raise
         except RecursionError:
-            self._violation = ProtocolViolation(
-                "too-deep", "the event nests too deeply", index=index
-            )
+            self._violation = MalformedEvent("too-deep", "the event nests too deeply", index=index)
             raise self._violation from None
 
     def _before_enforcement(self, payload: Payload, index: int) -> Any:
@@ -149,6 +149,18 @@ class Consumer:
             self._violation = violation
             raise
 
+    def result(self, delivered: list[msgspec.Struct]) -> Result:
+        """The verdict so far, with ``delivered`` as the events the application received."""
+        return Result(
+            outcome="failed" if self._violation is not None else "completed",
+            violation=self._violation,
+            events=delivered,
+            warnings=self.warnings,
+            runs=self.runs,
+            messages=self.messages,
+            state=self.state,
+        )
+
     def _warn(self, message: str) -> None:
         self.warnings.append(message)
         if self._on_warning is not None:
@@ -170,24 +182,24 @@ class Result:
 
 
 def consume(
-    events: Iterable[Payload], version: str | ModuleType = LATEST_VERSION, input: Any = None
+    events: Iterable[Payload],
+    version: str | ModuleType = LATEST_VERSION,
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
 ) -> Result:
-    """Run a whole stream through the consumer; never raises for a bad stream."""
-    consumer = Consumer(version, input=input)
-    delivered: list[msgspec.Struct] = []
+    """Run a whole stream through the consumer; never raises for a bad stream.
+
+    ``keep_events=False`` keeps only the verdict, runs, messages and state, so a
+    long stream is consumed in memory bounded by what it assembles.
+    """
+    consumer = Consumer(version, input=input, middleware=middleware)
+    delivered: list[msgspec.Struct] | None = [] if keep_events else None
     try:
         for payload in events:
             consumer._feed_into(payload, delivered)
         consumer.close()
     except ProtocolViolation:
         pass
-    violation = consumer.violation
-    return Result(
-        outcome="failed" if violation is not None else "completed",
-        violation=violation,
-        events=delivered,
-        warnings=consumer.warnings,
-        runs=consumer.runs,
-        messages=consumer.messages,
-        state=consumer.state,
-    )
+    return consumer.result(delivered or [])

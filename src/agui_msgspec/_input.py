@@ -3,12 +3,15 @@
 Spec: basic/processing and basic/run-input. Before anything is sent, what the
 version does not recognise is stripped with a warning, a malformed known field
 is fatal, activity messages (the application's own) are removed, and the
-consumer declares the protocol version it speaks.
+consumer declares the protocol version it speaks. A resume after an interrupted
+run must cover every interrupt (spec: basic/patterns/interrupt-resume), and may
+only abandon, never resolve, one that has expired.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
@@ -19,9 +22,18 @@ from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 
 def prepare_input(
-    input: Any, version: str = LATEST_VERSION, warn: Callable[[str], None] | None = None
+    input: Any,
+    version: str = LATEST_VERSION,
+    warn: Callable[[str], None] | None = None,
+    *,
+    interrupts: Sequence[Any] = (),
+    now: datetime | None = None,
 ) -> Any:
-    """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent."""
+    """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent.
+
+    ``interrupts`` are those of the run this input resumes (``Run.interrupts`` of an
+    interrupted run); ``now`` is when an ``expiresAt`` is judged (default: the clock).
+    """
     report = warn or (lambda _message: None)
     declared = _declarable(version)
     bindings = bindings_for(declared or LATEST_VERSION)
@@ -43,11 +55,44 @@ def prepare_input(
     else:
         cleaned["protocolVersion"] = declared
     try:
-        return msgspec.convert(cleaned, bindings.RunAgentInput)
+        prepared = msgspec.convert(cleaned, bindings.RunAgentInput)
     except msgspec.ValidationError as exc:
         raise MalformedEvent(
             "malformed-input", f"input: {exc}", path=pointer_from_msgspec(str(exc))
         ) from None
+    _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
+    return prepared
+
+
+def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: datetime) -> None:
+    answered = {entry.interrupt_id: entry for entry in entries}
+    for interrupt in interrupts:
+        entry = answered.get(interrupt.id)
+        if entry is None:
+            raise MalformedEvent(
+                "resume-uncovered",
+                f"input: the resume leaves interrupt {interrupt.id!r} without an entry",
+                path="/resume",
+            )
+        if entry.status == "resolved" and _expired(interrupt.expires_at, now):
+            raise MalformedEvent(
+                "resume-expired",
+                f"input: interrupt {interrupt.id!r} expired at {interrupt.expires_at}; "
+                "it may only be cancelled",
+                path="/resume",
+            )
+
+
+def _expired(expires_at: Any, now: datetime) -> bool:
+    if not isinstance(expires_at, str):
+        return False
+    try:
+        moment = datetime.fromisoformat(expires_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False  # an unreadable expiry is not grounds to refuse the user's answer
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment <= now
 
 
 def _declarable(version: str) -> str | None:

@@ -117,6 +117,10 @@ _ITEMS: dict[str, tuple[Kind, Act, str]] = {
 
 _OPEN_ORDER = (TEXT, TOOL, SPAN, THOUGHT, STEP, SUBAGENT)
 
+DEFAULT_MAX_OPEN_ITEMS = 100_000
+"""Items (messages, calls, steps, ...) one run may hold open at once: a resource bound,
+not a protocol rule, so a hostile stream cannot grow the tracking tables without end."""
+
 
 @dataclass
 class Run:
@@ -166,8 +170,9 @@ def _optional(value: Any) -> Any:
 class Lifecycle:
     """The state machine. ``receive`` an event, or raise the rule it breaks; ``close`` at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_open_items: int = DEFAULT_MAX_OPEN_ITEMS) -> None:
         self.state = StreamState.IDLE
+        self.max_open_items = max_open_items
         self.runs: list[Run] = []
         # kind → item key → the owner (subagentRunId, or None for the parent) that opened it
         self._open: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
@@ -263,6 +268,12 @@ class Lifecycle:
                 established = self._closed_owner[kind][key]
                 self._check_owner(kind, key, established, owner, event_type, index)
                 owner = established  # an untagged reopen continues whatever the opener owned
+            if sum(map(len, self._open.values())) >= self.max_open_items:
+                raise LifecycleViolation(
+                    "too-many-open-items",
+                    f"{event_type}: more than {self.max_open_items} items open at once",
+                    index=index,
+                )
             open_items[key] = owner
             return
         if key not in open_items:
