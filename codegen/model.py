@@ -239,7 +239,7 @@ class _Reader:
             "max_length": constraints.max_items
             if annotation.startswith("list")
             else constraints.max_length,
-            "pattern": constraints.pattern,
+            "pattern": _ecma_pattern(constraints.pattern),
         }
         args = [f"{key}={_literal(value)}" for key, value in bounds.items() if value is not None]
         return f"Annotated[{annotation}, Meta({', '.join(args)})]" if args else annotation
@@ -330,11 +330,11 @@ class _Reader:
         for f in model.fields:
             wire = f.original_name or f.name or ""
             raw = self._raw_property(owner, wire)
-            const = (f.extras or {}).get("const")
+            extras = f.extras or {}
             if raw.get("not") == {"type": "null"}:
                 annotation = NON_NULL
-            elif const is not None:
-                annotation = f"Literal[{json.dumps(const)}]"
+            elif "const" in extras:
+                annotation = f"Literal[{json.dumps(extras['const'])}]"
             elif "enum" in raw:
                 annotation = _inline_enum_name(owner, wire)
             else:
@@ -360,6 +360,14 @@ class _Reader:
 
 def _inline_enum_name(owner: str, wire: str) -> str:
     return owner + wire[:1].upper() + wire[1:]
+
+
+def _ecma_pattern(pattern: str | None) -> str | None:
+    """JSON Schema patterns are ECMA-262: a final ``$`` must not match before a trailing newline,
+    as Python's does, so it becomes ``\\Z``."""
+    if pattern is None or not pattern.endswith("$") or pattern.endswith("\\$"):
+        return pattern
+    return pattern[:-1] + "\\Z"
 
 
 def _literal(value: Any) -> str:

@@ -182,6 +182,9 @@ def test_struct_fields_mirror_schema_properties(version: str) -> None:
         assert {f.encode_name for f in fields} == properties - {tag}, name
         assert {f.encode_name for f in fields if f.required} == required - {tag}, name
         assert bindings.REQUIRED_FIELDS[struct] == frozenset(required - {tag}), name
+        # Closed definitions reject unknown members; the JSON Patch operations stay open.
+        closed = schema["$defs"][name].get("unevaluatedProperties") is False
+        assert struct.__struct_config__.forbid_unknown_fields == closed, name
 
 
 # --- (d) the pre-1.0 draft ----------------------------------------------------------------------

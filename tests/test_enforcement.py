@@ -1263,3 +1263,12 @@ def test_consumer_raises_the_violation_and_keeps_raising_it() -> None:
     with pytest.raises(MalformedEvent) as again:
         consumer.feed(encode(CUSTOM))
     assert again.value is caught.value
+
+
+def test_a_json_pointer_with_a_trailing_newline_is_malformed() -> None:
+    # ECMA-262 `$` does not match before a final newline; Python's does, so codegen uses \Z.
+    patch = [{"op": "add", "path": "\n", "value": 1}]
+    result = consume(in_run({"type": "STATE_DELTA", "delta": patch}))
+    rejected_for(result, "malformed-event")
+    assert result.violation is not None
+    assert result.violation.path == "/delta/0/path"

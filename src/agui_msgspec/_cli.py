@@ -1,22 +1,26 @@
-"""The ``agui-msgspec`` command line: ``check`` a recorded stream, run ``conformance`` fixtures.
+"""The ``agui-msgspec`` command line: ``check`` a recorded stream, run ``conformance`` fixtures,
+``run`` a live agent over HTTP.
 
 Exit codes: 0 accepted (or every fixture passed), 1 rejected (or a fixture
-failed), 2 usage error.
+failed, or the live run failed), 2 usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
 from agui_msgspec._consumer import Consumer, Result
-from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._lifecycle import Run
 from agui_msgspec._transports import JSONLinesReader, SSEReader, sniff_format
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
@@ -33,12 +37,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
+    run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
+    run.add_argument("url", help="the agent endpoint")
+    run.add_argument("--message", help="send one user message with this text")
+    run.add_argument("--thread", help="the thread id (default: a new uuid4)")
+    run.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    run.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_ACCEPTED
     if args.command == "check":
         return _check(args.file, args.version, as_json=args.json)
+    if args.command == "run":
+        return _run(args.url, args.message, args.thread, args.version, as_json=args.json)
     return _conformance(args.folder)
 
 
@@ -152,6 +164,107 @@ def _conformance(folder: Path) -> int:
     for line in corpus.lines():
         print(line)
     return EXIT_ACCEPTED if not corpus.failed else EXIT_REJECTED
+
+
+def _run(url: str, text: str | None, thread: str | None, version: str, *, as_json: bool) -> int:
+    try:
+        agent = HttpAgent(url, version=version)
+    except (ImportError, UsageError) as exc:
+        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    messages = [] if text is None else [{"id": str(uuid.uuid4()), "role": "user", "content": text}]
+    input = {
+        "threadId": thread or str(uuid.uuid4()),
+        "runId": str(uuid.uuid4()),
+        "messages": messages,
+    }
+    return asyncio.run(_run_live(agent, input, as_json=as_json))
+
+
+async def _run_live(agent: HttpAgent, input: dict[str, Any], *, as_json: bool) -> int:
+    import httpx  # noqa: PLC0415  (HttpAgent was made, so the http extra is there)
+
+    delivered: list[msgspec.Struct] = []
+    violation: ProtocolViolation | None = None
+    try:
+        async with agent.run(input) as stream:
+            try:
+                async for event in stream:
+                    if not as_json:
+                        print(f"  {len(delivered):>4}  {_live_detail(event)}", flush=True)
+                    delivered.append(event)
+                await stream.result()
+            except RunFailed:
+                pass  # the summary shows the failed run
+            except ProtocolViolation as exc:
+                violation = exc
+    except (HttpAgentError, httpx.HTTPError) as exc:
+        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        return EXIT_REJECTED
+    result = Result(
+        outcome="failed" if violation is not None else "completed",
+        violation=violation,
+        events=delivered,
+        warnings=stream.warnings,
+        runs=stream.runs,
+        messages=stream.messages,
+        state=stream.state,
+    )
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(_as_json(result)).decode() + "\n")
+    else:
+        for line in _run_summary(result, {m["id"] for m in input["messages"]}):
+            print(line)
+    failed = violation is not None or not result.runs or result.runs[-1].status == "failed"
+    return EXIT_REJECTED if failed else EXIT_ACCEPTED
+
+
+def _live_detail(event: Any) -> str:
+    """One line for an event as it arrives: its type, its id, and what it carries."""
+    line = f"{type(event).__struct_config__.tag}{_event_detail(event)}"
+    for attr in ("tool_call_name", "role", "delta", "content", "message"):
+        value = getattr(event, attr, msgspec.UNSET)
+        if isinstance(value, str):
+            line += f" {attr}={value!r}"
+    outcome = getattr(event, "outcome", msgspec.UNSET)
+    if outcome is not msgspec.UNSET:
+        line += f" outcome={type(outcome).__struct_config__.tag}"
+    return line
+
+
+def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:
+    lines = ["runs:", *(f"  {_describe_run(run)}" for run in result.runs)]
+    new = [message for message in result.messages if message.id not in sent_ids]
+    lines.append(f"new messages: {len(new)}")
+    for message in new:
+        lines += _message_lines(message)
+    lines += [f"warning: {warning}" for warning in result.warnings]
+    last = result.runs[-1] if result.runs else None
+    if result.violation is not None:
+        lines.append(f"REJECTED {result.violation}")
+    elif last is not None and last.status == "failed":
+        lines.append(f"RUN FAILED {last.error.message!r}")
+    else:
+        lines.append(f"ACCEPTED ({last.status if last else 'no run'})")
+    return lines
+
+
+def _message_lines(message: Any) -> list[str]:
+    """The assembled message, its text in full: what a person reads back."""
+    content = getattr(message, "content", msgspec.UNSET)
+    head = f"  [{type(message).__struct_config__.tag}]"
+    tool_call_id = getattr(message, "tool_call_id", msgspec.UNSET)
+    if isinstance(tool_call_id, str):
+        head += f" result of {tool_call_id}:"
+    if isinstance(content, str):
+        lines = [f"{head} {content}".replace("\n", "\n      ")]
+    elif content is msgspec.UNSET:
+        lines = [head]
+    else:
+        lines = [f"{head} {len(content)} content part(s)"]
+    for call in getattr(message, "tool_calls", None) or []:
+        lines.append(f"      calls {call.function.name}({call.function.arguments}) id={call.id}")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,0 +1,611 @@
+"""Benchmark agui-msgspec against the JSON parse floor and the official AG-UI Python SDK.
+
+    python benchmarks/run.py [--quick] [--repeat N] [--only text,state] [--json out.json]
+    python benchmarks/run.py --profile text      # cProfile + stage breakdown, no table
+
+Per workload (see ``workloads.py``), in one process, the median of ``--repeat``
+runs (default 5) after a warm-up on a prefix of the workload:
+
+1. parse floor: ``orjson.loads`` on each payload (payloads already split out);
+2. official SDK decode: ag-ui-protocol's ``TypeAdapter(Event).validate_json`` on
+   each payload, which types the event and verifies nothing else;
+3. ours, decode only: the ``Enforcer`` (one strict msgspec decode; the slow path
+   when that fails) on each payload;
+4. ours, full pipeline: the SSE body fed to ``SSEReader`` in 64 KiB chunks,
+   through ``consume(..., keep_events=False)``: compatibility, enforcement,
+   expansion, lifecycle verification and the reducer;
+5. encoding to an SSE frame: ``b"data: " + encoder.encode(struct) + b"\\n\\n"``
+   against the SDK's ``EventEncoder().encode(event)``, on the same events
+   (decoded once, outside timing).
+
+Then the scaling check (the text workload at 10k and at 1M events, full
+pipeline; ``--quick`` skips the 1M run) and the memory check (a 1M-event text
+stream made on the fly and consumed with ``keep_events=False`` in a fresh
+subprocess; ``--quick`` skips it too). Targets print PASS or MISS; a miss never
+fails the run. The garbage collector stays on, as in an application; each run
+starts after ``gc.collect()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import os
+import platform
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+import orjson
+import workloads
+from ag_ui.core import Event as OfficialEvent
+from ag_ui.encoder import EventEncoder
+from pydantic import TypeAdapter
+from workloads import Workload, chunked
+
+import agui_msgspec
+from agui_msgspec import Consumer, Result, consume
+from agui_msgspec._compat import Compatibility
+from agui_msgspec._enforce import Enforcer
+from agui_msgspec._transports import SSEReader, iter_payloads
+
+CHUNK_SIZE = 64 * 1024
+WARMUP_EVENTS = 5_000
+"""Each measurement first runs untimed on this many leading events of its workload."""
+SMALL_MESSAGES, LARGE_MESSAGES, DELTAS = 20, 2_000, 500
+"""The scaling variants of the text workload: 20 and 2,000 messages of 500 deltas (10k, 1M)."""
+BINDINGS = agui_msgspec.v1_1
+T = TypeVar("T")
+
+OFFICIAL_DECODE: Callable[[bytes], Any] = TypeAdapter(OfficialEvent).validate_json
+
+
+# --- the measurements ------------------------------------------------------------------
+
+
+def _full_pipeline(body: bytes) -> Result:
+    """What a client does with a response body: chunks → SSEReader → consume(keep_events=False)."""
+    return consume(iter_payloads(chunked(body, CHUNK_SIZE), SSEReader()), keep_events=False)
+
+
+def _floor(payloads: list[bytes]) -> None:
+    loads = orjson.loads
+    for payload in payloads:
+        loads(payload)
+
+
+def _official_decode(payloads: list[bytes]) -> None:
+    validate = OFFICIAL_DECODE
+    for payload in payloads:
+        validate(payload)
+
+
+def _our_decode(payloads: list[bytes]) -> None:
+    warnings: list[str] = []
+    decode = Enforcer(BINDINGS, warnings.append, Compatibility(warnings.append).translate).decode
+    for index, payload in enumerate(payloads):
+        decode(payload, index)
+
+
+def _our_encode(events: list[msgspec.Struct]) -> None:
+    encode = BINDINGS.encoder.encode
+    for event in events:
+        b"data: " + encode(event) + b"\n\n"
+
+
+def _official_encode(events: list[Any]) -> None:
+    encode = EventEncoder().encode
+    for event in events:
+        encode(event)
+
+
+def _our_events(payloads: list[bytes]) -> list[msgspec.Struct]:
+    """Every payload as our typed event (through enforcement, so unknown material is gone)."""
+    decode = Enforcer(BINDINGS, lambda _: None).decode
+    events = [decode(payload, index) for index, payload in enumerate(payloads)]
+    return [event for event in events if event is not None]
+
+
+def median_seconds(
+    run: Callable[[], T], warmup: Callable[[], object], repeat: int
+) -> tuple[float, T]:
+    """Median wall time of ``repeat`` runs of ``run`` after one run of ``warmup``; the last result."""
+    warmup()
+    samples = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = run()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), result
+
+
+def _prefix_body(workload: Workload, events: int) -> bytes:
+    return b"".join(workloads.sse_frame(payload) for payload in workload.payloads[:events])
+
+
+@dataclass
+class Row:
+    """One workload's median seconds per measurement."""
+
+    workload: str
+    events: int
+    floor: float
+    official_decode: float
+    our_decode: float
+    full_pipeline: float
+    our_encode: float
+    official_encode: float
+
+    def rate(self, seconds: float) -> float:
+        return self.events / seconds
+
+    def per_event_us(self, seconds: float) -> float:
+        return seconds / self.events * 1e6
+
+
+def measure(workload: Workload, repeat: int, progress: Callable[[str], None]) -> Row:
+    payloads = workload.payloads
+    head = payloads[:WARMUP_EVENTS]
+    head_body = _prefix_body(workload, WARMUP_EVENTS)
+
+    def timed(label: str, run: Callable[[], T], warmup: Callable[[], object]) -> tuple[float, T]:
+        progress(f"{workload.name}: {label}")
+        return median_seconds(run, warmup, repeat)
+
+    floor, _ = timed("parse floor", lambda: _floor(payloads), lambda: _floor(head))
+    official, _ = timed(
+        "official decode", lambda: _official_decode(payloads), lambda: _official_decode(head)
+    )
+    ours, _ = timed("our decode", lambda: _our_decode(payloads), lambda: _our_decode(head))
+    full, result = timed(
+        "full pipeline", lambda: _full_pipeline(workload.body), lambda: _full_pipeline(head_body)
+    )
+    _check(workload, result)
+    our_events = _our_events(payloads)
+    our_encode, _ = timed(
+        "our encode", lambda: _our_encode(our_events), lambda: _our_encode(our_events[:5_000])
+    )
+    # The SDK raises here on any payload it does not accept: every workload is valid for it too.
+    official_events = [OFFICIAL_DECODE(payload) for payload in payloads]
+    official_encode, _ = timed(
+        "official encode",
+        lambda: _official_encode(official_events),
+        lambda: _official_encode(official_events[:5_000]),
+    )
+    return Row(
+        workload.name, workload.events, floor, official, ours, full, our_encode, official_encode
+    )
+
+
+def _check(workload: Workload, result: Result) -> None:
+    """The workload is what it claims: accepted, with warnings only where it means to have them."""
+    if result.outcome != "completed":
+        raise SystemExit(f"{workload.name}: the consumer rejected the workload: {result.violation}")
+    expected_warnings = workload.events if workload.name == "unknown" else 0
+    if len(result.warnings) != expected_warnings:
+        raise SystemExit(
+            f"{workload.name}: {len(result.warnings)} warning(s), expected {expected_warnings}: "
+            f"{result.warnings[:3]}"
+        )
+
+
+# --- scaling and memory ----------------------------------------------------------------
+
+
+@dataclass
+class Scaling:
+    small_events: int
+    small_seconds: float
+    large_events: int | None = None
+    large_seconds: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.large_events is None or self.large_seconds is None:
+            return None
+        return (self.large_seconds / self.large_events) / (self.small_seconds / self.small_events)
+
+
+def measure_scaling(repeat: int, quick: bool, progress: Callable[[str], None]) -> Scaling:
+    small = workloads.build("text-10k", workloads.text_events(SMALL_MESSAGES, DELTAS))
+    progress(f"scaling: text at {small.events:,} events")
+    tiny = _prefix_body(small, 1_000)
+    seconds, _ = median_seconds(
+        lambda: _full_pipeline(small.body), lambda: _full_pipeline(tiny), repeat
+    )
+    scaling = Scaling(small.events, seconds)
+    if quick:
+        return scaling
+    large = workloads.build("text-1m", workloads.text_events(LARGE_MESSAGES, DELTAS))
+    progress(f"scaling: text at {large.events:,} events (once)")
+    gc.collect()
+    start = time.perf_counter()
+    _full_pipeline(large.body)
+    scaling.large_seconds = time.perf_counter() - start
+    scaling.large_events = large.events
+    return scaling
+
+
+def _maxrss_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # Linux reports KiB
+
+
+def memory_probe(messages: int, keep_events: bool) -> dict[str, Any]:
+    """Runs in a fresh subprocess: peak RSS growth consuming a text stream made on the fly."""
+    warm = workloads.sse_chunks(workloads.text_events(2, DELTAS), CHUNK_SIZE)
+    consume(iter_payloads(warm, SSEReader()), keep_events=keep_events)
+    gc.collect()
+    before = _maxrss_bytes()
+    chunks = workloads.sse_chunks(workloads.text_events(messages, DELTAS), CHUNK_SIZE)
+    result = consume(iter_payloads(chunks, SSEReader()), keep_events=keep_events)
+    after = _maxrss_bytes()
+    text = sum(sys.getsizeof(message.content) for message in result.messages)
+    return {
+        "events": 2 + messages * (DELTAS + 2),
+        "outcome": result.outcome,
+        "keep_events": keep_events,
+        "rss_before": before,
+        "rss_after": after,
+        "message_text": text,
+        "growth_beyond_text": after - before - text,
+    }
+
+
+def run_memory_probe(messages: int, keep_events: bool) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--memory-probe", str(messages)]
+    if keep_events:
+        command.append("--keep-events")
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    probe: dict[str, Any] = json.loads(done.stdout)
+    return probe
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+def _version(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "not installed (source tree)"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, str]:
+    return {
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "msgspec": msgspec.__version__,
+        "pydantic": _version("pydantic"),
+        "pydantic-core": _version("pydantic-core"),
+        "orjson": orjson.__version__,
+        "ag-ui-protocol": _version("ag-ui-protocol"),
+        "agui-msgspec": _version("agui-msgspec"),
+        "cpu": f"{_cpu_model()} ({os.cpu_count()} logical CPUs)",
+        "os": platform.platform(),
+    }
+
+
+def _rate(events: float, seconds: float) -> str:
+    return f"{events / seconds:,.0f}"
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def table(rows: list[Row]) -> list[str]:
+    lines = [
+        "Events per second (median); higher is better.",
+        "",
+        "| workload | events | parse floor (orjson) | official decode | ours decode | "
+        "ours full pipeline | ours encode | official encode |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for row in rows:
+        rates = (
+            row.floor,
+            row.official_decode,
+            row.our_decode,
+            row.full_pipeline,
+            row.our_encode,
+            row.official_encode,
+        )
+        lines.append(
+            f"| {row.workload} | {row.events:,} | "
+            + " | ".join(_rate(row.events, seconds) for seconds in rates)
+            + " |"
+        )
+    lines += [
+        "",
+        "Per workload: full pipeline speed-up over official decode-only, full-pipeline time over "
+        "parse-floor time, encode speed-up over official.",
+        "",
+        "| workload | full µs/event | full ÷ official (speed) | full ÷ floor (time) | "
+        "encode speed-up |",
+        "|---|--:|--:|--:|--:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.workload} | {row.per_event_us(row.full_pipeline):.2f} | "
+            f"{row.official_decode / row.full_pipeline:.2f}x | "
+            f"{row.full_pipeline / row.floor:.2f}x | "
+            f"{row.official_encode / row.our_encode:.2f}x |"
+        )
+    return lines
+
+
+def targets(rows: list[Row], scaling: Scaling | None, memory: dict[str, Any] | None) -> list[str]:
+    by_name = {row.workload: row for row in rows}
+    lines = ["| target | measured | goal | verdict |", "|---|--:|--:|---|"]
+
+    def add(
+        name: str, value: float | None, goal: str, ok: Callable[[float], bool], unit: str
+    ) -> None:
+        if value is None:
+            lines.append(f"| {name} | not measured | {goal} | - |")
+        else:
+            lines.append(f"| {name} | {value:.2f}{unit} | {goal} | {_verdict(ok(value))} |")
+
+    text = by_name.get("text")
+    unknown = by_name.get("unknown")
+    add(
+        "text: full pipeline speed ÷ official decode-only speed",
+        None if text is None else text.official_decode / text.full_pipeline,
+        "≥ 10x",
+        lambda v: v >= 10,
+        "x",
+    )
+    add(
+        "text: full pipeline time ÷ parse floor time",
+        None if text is None else text.full_pipeline / text.floor,
+        "≤ 1.5x",
+        lambda v: v <= 1.5,
+        "x",
+    )
+    add(
+        "unknown ÷ text, full pipeline time per event",
+        None
+        if text is None or unknown is None
+        else (unknown.full_pipeline / unknown.events) / (text.full_pipeline / text.events),
+        "≤ 5x",
+        lambda v: v <= 5,
+        "x",
+    )
+    add(
+        "text: our encode speed ÷ official encode speed",
+        None if text is None else text.official_encode / text.our_encode,
+        "≥ 10x",
+        lambda v: v >= 10,
+        "x",
+    )
+    add(
+        "text: per-event time at 1M ÷ at 10k (full pipeline)",
+        None if scaling is None else scaling.ratio,
+        "≤ 1.3x",
+        lambda v: v <= 1.3,
+        "x",
+    )
+    add(
+        "1M-event text stream, keep_events=False: peak RSS growth beyond message text",
+        None if memory is None else memory["growth_beyond_text"] / 2**20,
+        "< 50 MB",
+        lambda v: v < 50,
+        " MB",
+    )
+    return lines
+
+
+def details(scaling: Scaling | None, memory: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    if scaling is not None:
+        small = scaling.small_seconds / scaling.small_events * 1e6
+        lines.append(f"- scaling: {scaling.small_events:,} events at {small:.2f} µs/event (median)")
+        if scaling.large_events is not None and scaling.large_seconds is not None:
+            large = scaling.large_seconds / scaling.large_events * 1e6
+            lines.append(
+                f"- scaling: {scaling.large_events:,} events at {large:.2f} µs/event (one run, "
+                f"{scaling.large_seconds:.1f} s)"
+            )
+    for probe in memory:
+        lines.append(
+            f"- memory, keep_events={probe['keep_events']}: {probe['events']:,} events, "
+            f"peak RSS {probe['rss_before'] / 2**20:.1f} → {probe['rss_after'] / 2**20:.1f} MB, "
+            f"message text {probe['message_text'] / 2**20:.1f} MB, growth beyond it "
+            f"{probe['growth_beyond_text'] / 2**20:.1f} MB ({probe['outcome']})"
+        )
+    return lines
+
+
+# --- profiling -------------------------------------------------------------------------
+
+
+def _stage_loops(body: bytes) -> dict[str, Callable[[], object]]:
+    """The full pipeline cut after each stage, to attribute time without a profiler's overhead.
+
+    Reaches into the Consumer's private stages: a diagnostic, not an API.
+    """
+
+    def payloads() -> Iterator[bytes]:
+        return iter_payloads(chunked(body, CHUNK_SIZE), SSEReader())
+
+    def reader() -> None:
+        for _ in payloads():
+            pass
+
+    def stages(depth: int) -> Callable[[], None]:
+        def run() -> None:
+            consumer = Consumer()
+            decode = consumer._enforcer.decode
+            expand = consumer._expander.expand
+            receive = consumer._lifecycle.receive
+            apply = consumer._reducer.apply
+            for index, payload in enumerate(payloads()):
+                event = decode(payload, index)
+                if event is None or depth == 1:
+                    continue
+                for expanded in expand(event, index):
+                    if depth >= 3:
+                        receive(expanded, index)
+                    if depth >= 4:
+                        apply(expanded, index)
+
+        return run
+
+    return {
+        "SSEReader (framing only)": reader,
+        "+ enforcement (decode)": stages(1),
+        "+ expansion": stages(2),
+        "+ lifecycle verification": stages(3),
+        "+ reducer": stages(4),
+        "consume() (the full pipeline)": lambda: _full_pipeline(body),
+    }
+
+
+def profile(name: str, repeat: int, top: int) -> None:
+    workload = workloads.load(name)
+    print(f"## {name}: {workload.events:,} events, full pipeline\n")
+    print("Stage breakdown (median, no profiler): cumulative µs/event and each stage's increment\n")
+    print("| pipeline up to | µs/event | increment |")
+    print("|---|--:|--:|")
+    previous = 0.0
+    head = _prefix_body(workload, WARMUP_EVENTS)
+    head_loops = _stage_loops(head)
+    for label, run in _stage_loops(workload.body).items():
+        seconds, _ = median_seconds(run, head_loops[label], repeat)
+        per_event = seconds / workload.events * 1e6
+        print(f"| {label} | {per_event:.2f} | {per_event - previous:+.2f} |")
+        previous = per_event
+    profiler = cProfile.Profile()
+    _full_pipeline(head)
+    profiler.enable()
+    _full_pipeline(workload.body)
+    profiler.disable()
+    stats: Any = pstats.Stats(profiler)  # typeshed omits .stats and .total_tt
+    entries: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = stats.stats
+    total = stats.total_tt
+    print(f"\ncProfile: {total:.2f} s in all (profiler overhead included)\n")
+    for title, key in (("cumulative", 3), ("self (tottime)", 2)):
+        print(f"Top {top} by {title} time:\n")
+        print("| function | file:line | calls | self % | cumulative % |")
+        print("|---|---|--:|--:|--:|")
+        ranked = sorted(entries.items(), key=lambda item: item[1][key], reverse=True)
+        for (file, line, function), (_, calls, self_time, cumulative, _) in ranked[:top]:
+            print(
+                f"| `{function}` | {_short(file)}:{line} | {calls:,} | "
+                f"{self_time / total:.1%} | {cumulative / total:.1%} |"
+            )
+        print()
+
+
+def _short(file: str) -> str:
+    for marker in ("agui_msgspec/", "benchmarks/", "site-packages/"):
+        if marker in file:
+            return file[file.index(marker) :]
+    return file if file.startswith("~") else Path(file).name
+
+
+# --- main ------------------------------------------------------------------------------
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="skip the 1M-event runs")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per median (default 5)")
+    parser.add_argument(
+        "--only", default=",".join(workloads.WORKLOADS), help="comma-separated workloads"
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here as JSON")
+    parser.add_argument("--profile", metavar="WORKLOAD", help="profile the full pipeline instead")
+    parser.add_argument("--top", type=int, default=25, help="rows per profile listing")
+    parser.add_argument("--memory-probe", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--keep-events", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(None if argv is None else list(argv))
+    if args.memory_probe is not None:
+        print(json.dumps(memory_probe(args.memory_probe, args.keep_events)))
+        return 0
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.profile is not None:
+        if args.profile not in workloads.WORKLOADS:
+            parser.error(f"--profile: choose from {', '.join(workloads.WORKLOADS)}")
+        profile(args.profile, args.repeat, args.top)
+        return 0
+    names = [name for name in args.only.split(",") if name]
+    unknown_names = [name for name in names if name not in workloads.WORKLOADS]
+    if unknown_names:
+        parser.error(f"--only: no workload {', '.join(unknown_names)}")
+
+    def progress(message: str) -> None:
+        print(f"  … {message}", file=sys.stderr, flush=True)
+
+    started = datetime.now(timezone.utc)
+    rows = []
+    for name in names:
+        progress(f"{name}: generating")
+        rows.append(measure(workloads.load(name), args.repeat, progress))
+        gc.collect()
+    scaling = measure_scaling(args.repeat, args.quick, progress)
+    probes: list[dict[str, Any]] = []
+    if not args.quick:
+        progress("memory: 1M events, keep_events=False (subprocess)")
+        probes.append(run_memory_probe(LARGE_MESSAGES, keep_events=False))
+        progress("memory: 1M events, keep_events=True, for contrast (subprocess)")
+        probes.append(run_memory_probe(LARGE_MESSAGES, keep_events=True))
+    bounded = probes[0] if probes else None
+
+    command = " ".join(["python", "benchmarks/run.py", *sys.argv[1:]])
+    print(f"# agui-msgspec benchmarks — {started:%Y-%m-%d %H:%M} UTC\n")
+    print(f"Command: `{command}` (median of {args.repeat} runs)\n")
+    for key, value in machine().items():
+        print(f"- {key}: {value}")
+    print()
+    print("\n".join(table(rows)))
+    print()
+    print("Targets (a MISS never fails the run):\n")
+    print("\n".join(targets(rows, scaling, bounded)))
+    print()
+    print("\n".join(details(scaling, probes)))
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "date": started.isoformat(),
+                    "command": command,
+                    "repeat": args.repeat,
+                    "machine": machine(),
+                    "rows": [asdict(row) for row in rows],
+                    "scaling": asdict(scaling),
+                    "memory": probes,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

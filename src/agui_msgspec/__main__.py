@@ -1,0 +1,7 @@
+"""``python -m agui_msgspec``: the same as the ``agui-msgspec`` command."""
+
+import sys
+
+from agui_msgspec._cli import main
+
+sys.exit(main())

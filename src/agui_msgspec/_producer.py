@@ -1,0 +1,102 @@
+"""The producer side: events onto the wire, and a strict writer that checks them first.
+
+``encode`` and ``sse_frame`` write what the HTTP + SSE binding carries: one
+compact JSON event per ``data`` line, LF framing (spec: basic/transports/http-sse).
+
+:class:`StrictWriter` is the "strict writer" of the architecture page. Like
+h11, the project has one state machine for both sides: the writer runs an
+event through the same stages the consumer verifies with (enforcement on the
+encoded bytes, chunk expansion, the lifecycle table), so the verdict a
+producer gets before sending is the verdict the peer would give on receipt.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from agui_msgspec._enforce import Enforcer
+from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._expand import Expander
+from agui_msgspec._lifecycle import Lifecycle
+from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec.v1_1 import encoder
+
+
+def encode(event: msgspec.Struct) -> bytes:
+    """An event (or any binding Struct) as compact JSON, wire names, absent fields left out.
+
+    An absent field is ``msgspec.UNSET`` and is omitted, so it is never written as
+    ``null``. ``None`` where the schema has no null is written as given; the
+    :class:`StrictWriter` refuses it.
+    """
+    return encoder.encode(event)
+
+
+def sse_frame(event: msgspec.Struct) -> bytes:
+    """One SSE event carrying ``event``: ``data: <json>`` and a blank line, LF line ends.
+
+    Compact JSON escapes every line break inside strings, so the payload is one line.
+    """
+    return b"data: " + encoder.encode(event) + b"\n\n"
+
+
+class StrictWriter:
+    """Checks each event a producer is about to send; raises before a bad one leaves.
+
+    ``check(event)`` returns the event's SSE frame when the event is legal where
+    it stands, and otherwise raises the :class:`ProtocolViolation` a consumer
+    would reject the stream with (same rule ids, ``index`` counting the events
+    checked). Beyond what a consumer rejects, the writer also refuses an event
+    the consumer would have to strip or drop (rule ``unrecognised-content``),
+    such as a field the pinned ``version`` does not have.
+
+    A writer that raised is failed for good, like a consumer that rejected a
+    stream: the event may have been partly absorbed (a chunk closes its
+    predecessor before it is judged), so no later verdict could be trusted. To
+    tell the peer, send a ``RUN_ERROR`` frame with :func:`sse_frame` directly.
+    """
+
+    def __init__(self, version: str = LATEST_VERSION) -> None:
+        bindings = bindings_for(version)
+        self._stripped: list[str] = []
+        self._enforcer = Enforcer(bindings, self._stripped.append)
+        self._expander = Expander(bindings)
+        self._lifecycle = Lifecycle()
+        self._index = 0
+        self._violation: ProtocolViolation | None = None
+
+    def check(self, event: msgspec.Struct) -> bytes:
+        """The SSE frame for ``event``, or the violation sending it would be."""
+        if self._violation is not None:
+            raise self._violation
+        index = self._index
+        self._index += 1
+        data = encoder.encode(event)
+        try:
+            decoded = self._enforcer.decode(data, index)
+            if self._stripped:
+                raise ProtocolViolation(
+                    "unrecognised-content",
+                    f"a consumer would not receive this event as sent: {'; '.join(self._stripped)}",
+                    index=index,
+                )
+            assert decoded is not None  # the enforcer drops an event only with a warning
+            for expanded in self._expander.expand(decoded, index):
+                self._lifecycle.receive(expanded, index)
+        except ProtocolViolation as violation:
+            self._violation = violation
+            raise
+        return b"data: " + data + b"\n\n"
+
+    def close(self) -> None:
+        """The producer is done: raises ``ProtocolViolation(rule="truncated")`` if a run is active.
+
+        A stream that sent no event at all is truncated too, as a consumer sees it.
+        """
+        if self._violation is not None:
+            raise self._violation
+        try:
+            self._lifecycle.close()
+        except ProtocolViolation as violation:
+            self._violation = violation
+            raise
