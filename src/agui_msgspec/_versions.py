@@ -33,9 +33,9 @@ def producer_version_notice(declared: str, ours: str) -> str | None:
     """
     theirs, mine = _major_minor(declared), _major_minor(ours)
     if theirs is None:
-        return f"producer declares protocol version {declared!r}, which this consumer cannot interpret; proceeding as {ours}"
+        return f"RUN_STARTED /protocolVersion: the producer declares {declared!r}, which this consumer cannot interpret; proceeding as {ours}"
     if mine is not None and theirs > mine:
-        return f"producer declares protocol version {declared!r}, newer than this consumer's {ours}; proceeding as {ours}"
+        return f"RUN_STARTED /protocolVersion: the producer declares {declared!r}, newer than this consumer's {ours}; proceeding as {ours}"
     return None
 
 
