@@ -12,12 +12,17 @@ chunk in the stream as sent, and the events delivered before it.
  first chunk carries its ids                           test_first_chunk_with_its_ids_opens_the_item,
  (``chunk-missing-first-field``)                       test_first_chunk_missing_a_required_field_is_rejected
  a chunk stream expands to the triad                   test_text_chunks_are_delivered_as_the_explicit_triad,
+                                                       test_text_chunk_without_role_opens_an_assistant_message,
                                                        test_tool_call_chunks_are_delivered_as_the_explicit_triad,
                                                        test_reasoning_chunks_are_delivered_as_the_explicit_triad,
+                                                       test_subagent_chunks_keep_their_attribution,
                                                        test_any_split_of_the_text_reassembles
  closing a chunk stream                                test_chunk_with_another_id_closes_the_previous_item,
                                                        test_event_in_the_lane_closes_the_stream,
+                                                       test_chunk_of_another_kind_closes_the_stream,
                                                        test_run_boundary_closes_the_stream,
+                                                       test_run_error_closes_the_stream,
+                                                       test_messages_snapshot_closes_every_lane,
                                                        test_subagent_terminal_event_closes_its_lane,
                                                        test_event_that_stands_aside_does_not_close_the_stream,
                                                        test_parent_event_does_not_close_a_subagent_stream
@@ -28,7 +33,8 @@ chunk in the stream as sent, and the events delivered before it.
                                                        test_chunk_naming_an_explicitly_opened_item_is_an_open
  conflicting repeats (``chunk-conflicting-repeat``)    test_conflicting_repeat_is_rejected,
                                                        test_identical_repeat_is_accepted
- metadata-only continuation                            test_metadata_only_continuation_reaches_the_item
+ metadata-only continuation                            test_metadata_only_continuation_reaches_the_item,
+                                                       test_metadata_only_tool_continuation_reaches_the_call
  ambiguity across lanes (``chunk-ambiguous``)          test_untagged_continuation_with_several_subagent_streams_is_ambiguous,
                                                        test_untagged_continuation_with_one_subagent_stream_continues_it,
                                                        test_untagged_continuation_prefers_the_parent_stream,
@@ -617,6 +623,7 @@ def test_chunk_naming_an_explicitly_opened_item_is_an_open() -> None:
 # --- continuation chunks repeating opener fields -------------------------------------------
 
 
+# Tool-call openers carry no argument text: see two_subagent_streams.
 CONFLICTS = [
     pytest.param(
         text_chunk(messageId="m1", role="user", delta="a"),

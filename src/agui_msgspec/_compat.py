@@ -71,5 +71,7 @@ class Compatibility:
         translated.setdefault("messageId", item_id or f"thinking-{index}")
         if current == "REASONING_MESSAGE_START":
             translated["role"] = "reasoning"
-        self._warn(f"event {index}: translated retired {retired} to {current}")
+        lost = [f"{key} {document[key]!r}" for key in _THINKING_DROPS if key in document]
+        dropped = f"; dropped its {', '.join(lost)}" if lost else ""
+        self._warn(f"event {index}: translated retired {retired} to {current}{dropped}")
         return translated

@@ -62,6 +62,13 @@ class FixtureReport:
 
 
 def run_fixture(path: Path) -> FixtureReport:
+    try:
+        return _run_fixture(path)
+    except Exception as exc:  # a fixture that crashes the runner is a failed fixture, not a crash
+        return FixtureReport(path.stem, [f"{type(exc).__name__}: {exc}"])
+
+
+def _run_fixture(path: Path) -> FixtureReport:
     fixture = json.loads(path.read_text(encoding="utf-8"))
     report = FixtureReport(fixture.get("name", path.stem))
     expect: dict[str, Any] = fixture.get("expect", {})
@@ -83,8 +90,11 @@ def _check_verdict(name: str, expect: dict[str, Any], result: Result) -> Iterato
     if wanted is not None and wanted != result.outcome:
         yield f"outcome {result.outcome!r}, expected {wanted!r} ({result.violation})"
     violation, rule = result.violation, EXPECTED_RULES.get(name)
-    if wanted == "failed" and violation is not None and rule is not None and violation.rule != rule:
-        yield f"rejected for {violation.rule!r}, expected rule {rule!r}"
+    if wanted == "failed" and violation is not None:
+        if rule is None:
+            yield f"rejected for {violation.rule!r}, but no rule is mapped for this fixture"
+        elif violation.rule != rule:
+            yield f"rejected for {violation.rule!r}, expected rule {rule!r}"
     run_error = expect.get("runError")
     if run_error is not None:
         errors = [run.error.message for run in result.runs if run.error is not None]

@@ -94,6 +94,8 @@ SPAN = Kind("reasoning", "reasoning span", attributed=True, owner_in_key=False)
 THOUGHT = Kind("reasoning-message", "reasoning message", attributed=True, owner_in_key=False)
 STEP = Kind("step", "step", attributed=False, owner_in_key=True)
 SUBAGENT = Kind("subagent", "subagent invocation", attributed=False, owner_in_key=False)
+ACTIVITY = Kind("activity", "activity message", attributed=True, owner_in_key=False)
+_ACTIVITY_EVENTS = frozenset({"ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"})
 
 # event type → (kind, act, attribute holding the item's id)
 _ITEMS: dict[str, tuple[Kind, Act, str]] = {
@@ -177,6 +179,8 @@ class Lifecycle:
         # kind → item key → the owner (subagentRunId, or None for the parent) that opened it
         self._open: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
         self._closed_owner: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
+        # activity message id → the owner its last replacing snapshot established, this run
+        self._activity_owner: dict[str, str | None] = {}
 
     def receive(self, event: Struct, index: int) -> None:
         event_type = str(type(event).__struct_config__.tag)
@@ -190,6 +194,8 @@ class Lifecycle:
             self._finish_run(event, index)
         elif event_type == "RUN_ERROR":
             self._fail_run(event)
+        elif event_type in _ACTIVITY_EVENTS:
+            self._track_activity(event, event_type, index)
         else:
             item = _ITEMS.get(event_type)
             if item is not None:
@@ -248,6 +254,7 @@ class Lifecycle:
         for kind in _OPEN_ORDER:
             self._open[kind].clear()
             self._closed_owner[kind].clear()
+        self._activity_owner.clear()
 
     # --- items inside a run -------------------------------------------------------------
 
@@ -286,6 +293,15 @@ class Lifecycle:
             self._check_owner(kind, key, open_items[key], owner, event_type, index)
         if act is Act.CLOSE:
             self._closed_owner[kind][key] = open_items.pop(key)
+
+    def _track_activity(self, event: Any, event_type: str, index: int) -> None:
+        """A delta continues the activity its snapshot opened: a tag must agree with that owner."""
+        owner = _optional(event.subagent_run_id)
+        established = self._activity_owner.get(event.message_id, owner)
+        if event_type == "ACTIVITY_DELTA":
+            self._check_owner(ACTIVITY, event.message_id, established, owner, event_type, index)
+        elif event.replace or event.message_id not in self._activity_owner:
+            self._activity_owner[event.message_id] = owner  # replacing re-mints attribution
 
     @staticmethod
     def _check_owner(

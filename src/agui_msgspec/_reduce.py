@@ -41,6 +41,16 @@ def _merge_metadata(target: Any, event: Any) -> None:
     target.metadata = {**incoming} if current is UNSET else {**current, **incoming}
 
 
+def _joined(parts: list[str]) -> str:
+    if len(parts) > 1:
+        parts[:] = ["".join(parts)]
+    return parts[0]
+
+
+def _arguments_of(call: Any) -> str:
+    return str(call.function.arguments)
+
+
 def _text_of(message: Any) -> str:
     """The text a reopened message continues from (none yet for a tool-calls-only message)."""
     content = getattr(message, "content", UNSET)
@@ -59,8 +69,10 @@ class Reducer:
         self._messages: list[Any] = []
         self._by_id: dict[str, Any] = {}
         self._tool_calls: dict[str, Any] = {}
-        # message id → the text streamed so far: joined once, not per delta
-        self._buffers: dict[str, list[str]] = {}
+        # id → the deltas streamed so far into a message's content or a tool call's
+        # arguments: joined when read, not once per delta
+        self._text: dict[str, list[str]] = {}
+        self._args: dict[str, list[str]] = {}
         if input is not None:
             self._seed(input)
         self._handlers: dict[str, Callable[[Any, int], None]] = {
@@ -84,8 +96,7 @@ class Reducer:
 
     @property
     def messages(self) -> list[Any]:
-        for message_id in self._buffers:
-            self._flush(message_id)
+        self._flush_all()
         return list(self._messages)
 
     def apply(self, event: Struct, index: int) -> None:
@@ -118,12 +129,11 @@ class Reducer:
         self._messages[self._messages.index(old)] = new
         self._by_id[new.id] = new
 
-    def _flush(self, message_id: str) -> None:
-        parts = self._buffers.get(message_id)
-        if parts and len(parts) > 1:
-            joined = "".join(parts)
-            self._by_id[message_id].content = joined
-            parts[:] = [joined]
+    def _flush_all(self) -> None:
+        for message_id, parts in self._text.items():
+            self._by_id[message_id].content = _joined(parts)
+        for call_id, parts in self._args.items():
+            self._tool_calls[call_id].function.arguments = _joined(parts)
 
     def _text_start(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
@@ -132,17 +142,21 @@ class Reducer:
             existing = message_type(id=event.message_id, content="", name=event.name)
             existing.subagent_run_id = event.subagent_run_id
             self._add(existing)
-        self._buffers[event.message_id] = [_text_of(existing)]
+        self._text[event.message_id] = [_text_of(existing)]
         _merge_metadata(existing, event)
 
     def _text_content(self, event: Any, index: int) -> None:
-        self._buffers[event.message_id].append(event.delta)
-        _merge_metadata(self._by_id[event.message_id], event)
+        parts = self._text.get(event.message_id)
+        if parts is not None:
+            parts.append(event.delta)
+            _merge_metadata(self._by_id[event.message_id], event)
 
     def _text_end(self, event: Any, index: int) -> None:
-        self._flush(event.message_id)
-        del self._buffers[event.message_id]
-        _merge_metadata(self._by_id[event.message_id], event)
+        parts = self._text.pop(event.message_id, None)
+        if parts is not None:
+            message = self._by_id[event.message_id]
+            message.content = _joined(parts)
+            _merge_metadata(message, event)
 
     def _thought_start(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
@@ -150,7 +164,7 @@ class Reducer:
             existing = self._b.ReasoningMessage(id=event.message_id, content="")
             existing.subagent_run_id = event.subagent_run_id
             self._add(existing)
-        self._buffers[event.message_id] = [_text_of(existing)]
+        self._text[event.message_id] = [_text_of(existing)]
         _merge_metadata(existing, event)
 
     def _tool_start(self, event: Any, index: int) -> None:
@@ -171,17 +185,21 @@ class Reducer:
             call = self._b.ToolCall(id=event.tool_call_id, type="function", function=function)
             parent.tool_calls = [*(parent.tool_calls or ()), call]
             self._tool_calls[call.id] = call
-        self._buffers[event.tool_call_id] = [call.function.arguments]
+        self._args[event.tool_call_id] = [call.function.arguments]
         _merge_metadata(call, event)
 
     def _tool_args(self, event: Any, index: int) -> None:
-        self._buffers[event.tool_call_id].append(event.delta)
-        _merge_metadata(self._tool_calls[event.tool_call_id], event)
+        parts = self._args.get(event.tool_call_id)
+        if parts is not None:
+            parts.append(event.delta)
+            _merge_metadata(self._tool_calls[event.tool_call_id], event)
 
     def _tool_end(self, event: Any, index: int) -> None:
-        call = self._tool_calls[event.tool_call_id]
-        call.function.arguments = "".join(self._buffers.pop(event.tool_call_id))
-        _merge_metadata(call, event)
+        parts = self._args.pop(event.tool_call_id, None)
+        if parts is not None:
+            call = self._tool_calls[event.tool_call_id]
+            call.function.arguments = _joined(parts)
+            _merge_metadata(call, event)
 
     def _tool_result(self, event: Any, index: int) -> None:
         message = self._b.ToolMessage(
@@ -216,8 +234,7 @@ class Reducer:
             target.encrypted_value_type = getattr(event, "encrypted_value_type", UNSET)
 
     def _messages_snapshot(self, event: Any, index: int) -> None:
-        for message_id in list(self._buffers):
-            self._flush(message_id)
+        self._flush_all()
         incoming = {message.id: message for message in event.messages}
         carried_roles = {_tag(message) for message in event.messages}
         kept = []
@@ -231,6 +248,28 @@ class Reducer:
         self._tool_calls = {}
         for message in [*kept, *incoming.values()]:
             self._add(message)
+        # What is still streaming continues from the snapshot's version of it.
+        self._restart(self._text, self._by_id, _text_of, "message", index)
+        self._restart(self._args, self._tool_calls, _arguments_of, "tool call", index)
+
+    def _restart(
+        self,
+        streams: dict[str, list[str]],
+        targets: dict[str, Any],
+        current: Callable[[Any], str],
+        label: str,
+        index: int,
+    ) -> None:
+        for item_id in list(streams):
+            target = targets.get(item_id)
+            if target is None:
+                del streams[item_id]
+                self._warn(
+                    f"event {index}: MESSAGES_SNAPSHOT removed {label} {item_id!r} while it "
+                    "was streaming; what still streams into it is ignored"
+                )
+            else:
+                streams[item_id] = [current(target)]
 
     # --- state ---------------------------------------------------------------------------
 
@@ -283,4 +322,5 @@ class Reducer:
             )
             return
         target.content = content
+        target.activity_type = event.activity_type  # the delta's type replaces the message's
         _merge_metadata(target, event)

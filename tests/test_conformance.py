@@ -1,0 +1,180 @@
+"""The upstream consumer-conformance fixtures, and the runner that judges them.
+
+Every fixture in ``shared/agui/conformance/1.1/streams`` (format: ../FORMAT.md)
+runs through ``run_fixture``. Normative fixtures must pass; ``era-*`` fixtures
+test optional shims for pre-1.0 peers and are reported on their own, an
+unsupported one as a non-strict xfail. The runner is tested too: a fixture whose
+expectation the consumer does not meet must be reported as failed, and the
+``agui-msgspec conformance`` command must say so in its last line and exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agui_msgspec._cli import main
+from agui_msgspec._conformance import FOLLOWS_PROSE, run_corpus, run_fixture
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the repository
+STREAMS = SHARED / "agui" / "conformance" / "1.1" / "streams"
+ABSENT = f"the conformance corpus is absent ({STREAMS})"
+
+
+def fixtures(era: bool) -> list[Any]:
+    if not STREAMS.is_dir():
+        return [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=ABSENT))]
+    return [
+        pytest.param(path, id=path.stem)
+        for path in sorted(STREAMS.glob("*.json"))
+        if path.stem.startswith("era-") is era
+    ]
+
+
+@pytest.mark.parametrize("path", fixtures(era=False))
+def test_normative_fixture_passes(path: Path) -> None:
+    report = run_fixture(path)
+    assert report.passed, "; ".join(report.problems)
+
+
+@pytest.mark.parametrize("path", fixtures(era=True))
+def test_era_fixture(path: Path) -> None:
+    report = run_fixture(path)
+    if not report.passed:
+        pytest.xfail("optional pre-1.0 shim: " + "; ".join(report.problems))
+
+
+# --- the runner can fail ---------------------------------------------------------------------
+
+
+STREAM = [
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"},
+]
+TRUE_EXPECTATION: dict[str, Any] = {
+    "outcome": "completed",
+    "noWarnings": True,
+    "eventTypes": [event["type"] for event in STREAM],
+    "messageCount": 1,
+    "messages": [{"id": "m1", "role": "assistant", "content": "hi"}],
+    "state": {},
+}
+
+
+def write_fixture(
+    folder: Path, name: str, expect: dict[str, Any], stream: list[Any] | None = None, **extra: Any
+) -> Path:
+    path = folder / f"{name}.json"
+    fixture = {"name": name, "stream": STREAM if stream is None else stream, "expect": expect}
+    path.write_text(json.dumps({**fixture, **extra}), encoding="utf-8")
+    return path
+
+
+def test_runner_passes_a_true_expectation(tmp_path: Path) -> None:
+    report = run_fixture(write_fixture(tmp_path, "true-expectation", TRUE_EXPECTATION))
+    assert report.passed, report.problems
+
+
+WRONG_EXPECTATIONS = [
+    pytest.param({"outcome": "failed"}, id="outcome"),
+    pytest.param({"eventTypes": ["RUN_STARTED", "RUN_FINISHED"]}, id="eventTypes"),
+    pytest.param({"eventTypesAbsent": ["TEXT_MESSAGE_CONTENT"]}, id="eventTypesAbsent"),
+    pytest.param({"eventPaths": {"2.delta": "bye"}}, id="eventPaths"),
+    pytest.param({"eventPaths": {"9.delta": "hi"}}, id="eventPaths-missing"),
+    pytest.param({"eventAbsentPaths": ["1.messageId"]}, id="eventAbsentPaths"),
+    pytest.param({"warnings": ["/something"]}, id="warnings"),
+    pytest.param({"messageCount": 2}, id="messageCount"),
+    pytest.param({"messages": [{"id": "m1", "content": "bye"}]}, id="messages-content"),
+    pytest.param({"messages": []}, id="messages-length"),
+    pytest.param({"state": {"n": 1}}, id="state"),
+    pytest.param({"runError": True}, id="runError"),
+    pytest.param({"request": {"protocolVersion": "1.0"}}, id="request"),
+    pytest.param({"requestAbsentPaths": ["threadId"]}, id="requestAbsentPaths"),
+]
+
+
+@pytest.mark.parametrize("wrong", WRONG_EXPECTATIONS)
+def test_runner_fails_a_wrong_expectation(tmp_path: Path, wrong: dict[str, Any]) -> None:
+    report = run_fixture(write_fixture(tmp_path, "wrong", {**TRUE_EXPECTATION, **wrong}))
+    assert not report.passed
+    assert len(report.problems) == 1, report.problems
+
+
+def test_runner_fails_a_warning_where_none_is_expected(tmp_path: Path) -> None:
+    stream = [{**STREAM[0], "vendorX": 1}, *STREAM[1:]]
+    report = run_fixture(write_fixture(tmp_path, "noisy", {"noWarnings": True}, stream))
+    assert not report.passed
+
+
+def test_runner_fails_a_rejection_for_the_wrong_rule(tmp_path: Path) -> None:
+    # a fixture the runner knows by name must be rejected for its own rule
+    stream = [STREAM[0], {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m9", "delta": "x"}]
+    path = write_fixture(tmp_path, "first-chunk-missing-id-fatal", {"outcome": "failed"}, stream)
+    report = run_fixture(path)
+    assert not report.passed
+    assert any("text-message-not-open" in problem for problem in report.problems)
+
+
+def test_runner_fails_an_accepted_stream_expected_to_fail(tmp_path: Path) -> None:
+    path = write_fixture(tmp_path, "first-chunk-missing-id-fatal", {"outcome": "failed"})
+    assert not run_fixture(path).passed
+
+
+# --- the corpus report and the command line ---------------------------------------------------
+
+
+def last_line(text: str) -> str:
+    return text.rstrip("\n").rsplit("\n", 1)[-1]
+
+
+def test_cli_reports_a_passing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_fixture(tmp_path, "one", TRUE_EXPECTATION)
+    write_fixture(tmp_path, "two", {"outcome": "completed"})
+    code = main(["conformance", str(tmp_path)])
+    assert last_line(capsys.readouterr().out) == "2 passed, 0 failed"
+    assert code == 0
+
+
+def test_cli_reports_a_failing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_fixture(tmp_path, "good", TRUE_EXPECTATION)
+    write_fixture(tmp_path, "bad", {"outcome": "failed"})
+    code = main(["conformance", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert last_line(out) == "1 passed, 1 failed"
+    assert re.search(r"^FAIL bad: ", out, re.MULTILINE)
+    assert code == 1
+
+
+def test_cli_counts_era_fixtures_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_fixture(tmp_path, "good", TRUE_EXPECTATION)
+    write_fixture(tmp_path, "era-unsupported", {"outcome": "failed"})
+    code = main(["conformance", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert last_line(out) == "1 passed, 0 failed"
+    assert "era fixtures (optional shims for pre-1.0 peers): 0 of 1 passed" in out
+    assert code == 0
+
+
+def test_cli_rejects_a_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conformance", str(tmp_path / "nowhere")])
+    assert code == 2
+    assert "nowhere" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not STREAMS.is_dir(), reason=ABSENT)
+def test_cli_on_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conformance", str(STREAMS)])
+    out = capsys.readouterr().out
+    normative = [p for p in STREAMS.glob("*.json") if not p.stem.startswith("era-")]
+    prose = [p for p in normative if p.stem in FOLLOWS_PROSE]
+    assert last_line(out) == f"{len(normative) - len(prose)} passed, 0 failed"
+    assert code == 0
+    corpus = run_corpus(STREAMS)
+    assert sorted(corpus.prose) == sorted(p.stem for p in prose)
