@@ -1038,3 +1038,23 @@ def test_any_stream_is_judged_by_a_protocol_violation_and_keeps_its_prefix(
     else:
         assert isinstance(violation, LifecycleViolation)
         assert types(result) == [event["type"] for event in stream[: violation.index]]
+
+
+def test_events_of_the_failing_payload_that_passed_ride_on_the_violation() -> None:
+    # A chunk expands to END of the previous item, then START of the next: if START breaks
+    # a rule, the END that passed (and that the reducer applied) must not be lost.
+    consumer = Consumer()
+    consumer.feed(msgspec.json.encode({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}))
+    consumer.feed(
+        msgspec.json.encode({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "delta": "a"})
+    )
+    consumer.feed(
+        msgspec.json.encode(
+            {"type": "TEXT_MESSAGE_START", "messageId": "m2", "subagentRunId": "s1"}
+        )
+    )
+    chunk = msgspec.json.encode({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m2", "delta": "b"})
+    with pytest.raises(LifecycleViolation) as caught:
+        consumer.feed(chunk)
+    assert caught.value.rule == "text-message-already-open"
+    assert [type(e).__name__ for e in caught.value.delivered] == ["TextMessageEndEvent"]

@@ -5,6 +5,7 @@ The names of the newest frozen protocol version (1.1) are re-exported here;
 """
 
 from agui_msgspec import v1_0, v1_1
+from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult, RunStream
 from agui_msgspec._consumer import Consumer, Result, consume
 from agui_msgspec._errors import (
     ChunkViolation,
@@ -14,7 +15,9 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
+from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run, RunStatus
+from agui_msgspec._producer import StrictWriter, encode, sse_frame
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from agui_msgspec.v1_1 import *  # noqa: F403
 from agui_msgspec.v1_1 import __all__ as _bindings
@@ -24,15 +27,24 @@ __all__ = [  # noqa: PLE0604
     "SUPPORTED_VERSIONS",
     "ChunkViolation",
     "Consumer",
+    "HttpAgent",
+    "HttpAgentError",
     "LifecycleViolation",
     "MalformedEvent",
     "ProtocolViolation",
     "Result",
     "Run",
+    "RunFailed",
+    "RunResult",
     "RunStatus",
+    "RunStream",
+    "StrictWriter",
     "TransportError",
     "UsageError",
     "consume",
+    "encode",
+    "prepare_input",
+    "sse_frame",
     "v1_0",
     "v1_1",
     *_bindings,

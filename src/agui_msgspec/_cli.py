@@ -198,8 +198,11 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], *, as_json: bool) -
                 pass  # the summary shows the failed run
             except ProtocolViolation as exc:
                 violation = exc
-    except (HttpAgentError, httpx.HTTPError) as exc:
+    except HttpAgentError as exc:
         print(f"agui-msgspec: {exc}", file=sys.stderr)
+        return EXIT_REJECTED
+    except httpx.HTTPError as exc:
+        print(f"agui-msgspec: cannot reach {agent.url}: {exc!r}", file=sys.stderr)
         return EXIT_REJECTED
     result = Result(
         outcome="failed" if violation is not None else "completed",

@@ -48,15 +48,6 @@ _EXCERPT_BYTES = 2048
 _EVENT_STREAM = "text/event-stream"
 
 
-def _require_httpx() -> None:
-    try:
-        import httpx  # noqa: F401, PLC0415
-    except ImportError:
-        raise ImportError(
-            "HttpAgent needs httpx: install the http extra, pip install 'agui-msgspec[http]'"
-        ) from None
-
-
 class HttpAgentError(Exception):
     """The endpoint answered without an event stream: the run never started.
 
@@ -130,9 +121,12 @@ class HttpAgent:
         client: httpx.AsyncClient | None = None,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        _require_httpx()
-        import httpx  # noqa: PLC0415
-
+        try:
+            import httpx  # noqa: PLC0415
+        except ImportError:
+            raise ImportError(
+                "HttpAgent needs httpx: install the http extra, pip install 'agui-msgspec[http]'"
+            ) from None
         try:
             parsed = httpx.URL(url)
         except httpx.InvalidURL as exc:
@@ -192,21 +186,24 @@ class RunStream:
         self._reader = SSEReader(agent.max_event_size)
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
-        self._events = self._iterate()
         # What ended the stream: re-raised by result(), and by every later attempt to read.
         self._failure: Exception | None = None
         self._ended = False
+        self._events = self._iterate()
 
     @property
     def runs(self) -> list[Run]:
+        """The runs so far; the last one's ``status`` is ``active`` while it streams."""
         return self._consumer.runs
 
     @property
     def messages(self) -> list[Any]:
+        """The conversation so far: the input's messages and what the stream assembled."""
         return self._consumer.messages
 
     @property
     def state(self) -> Any:
+        """The agent state so far: the input's, then as snapshots and deltas left it."""
         return self._consumer.state
 
     async def __aenter__(self) -> RunStream:
@@ -233,8 +230,9 @@ class RunStream:
         """Read the rest of the stream, then the result.
 
         Raises :class:`RunFailed` when the last run reported ``RUN_ERROR``, the
-        :class:`ProtocolViolation` when the stream was rejected or truncated, and
-        :class:`HttpAgentError` when no stream came.
+        :class:`ProtocolViolation` when the stream was rejected or truncated,
+        :class:`HttpAgentError` (or httpx's error) when no stream came, and
+        :class:`UsageError` when the stream was closed before its end.
         """
         async for _ in self:
             pass
@@ -274,7 +272,10 @@ class RunStream:
                 return
             body = await _excerpt(response)
             if response.is_success:
-                message = f"{agent.url} answered {response.status_code} with {media_type or 'no content type'}, not {_EVENT_STREAM}"
+                got = media_type or "no content type"
+                message = (
+                    f"{agent.url} answered {response.status_code} with {got}, not {_EVENT_STREAM}"
+                )
             else:
                 message = (
                     f"{agent.url} answered HTTP {response.status_code} {response.reason_phrase}"
@@ -285,11 +286,9 @@ class RunStream:
                 content_type=media_type,
                 body=body,
             )
-        except Exception as exc:
-            self._failure = exc
-            await self._resources.aclose()
-            raise
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, Exception):  # a cancellation is not the stream's fault
+                self._failure = exc
             await self._resources.aclose()
             raise
 

@@ -88,10 +88,16 @@ class Consumer:
     def feed(self, payload: Payload) -> list[msgspec.Struct]:
         """Take one event payload; return the events to deliver (none if it was dropped).
 
-        A chunk event comes back expanded into the explicit events it stands for.
+        A chunk event comes back expanded into the explicit events it stands for; if a
+        later one of those breaks a rule, the earlier ones are on the violation's
+        ``delivered``, so nothing that passed is lost.
         """
         delivered: list[msgspec.Struct] = []
-        self._feed_into(payload, delivered)
+        try:
+            self._feed_into(payload, delivered)
+        except ProtocolViolation as violation:
+            violation.delivered = list(delivered)
+            raise
         return delivered
 
     def _feed_into(self, payload: Payload, delivered: list[msgspec.Struct] | None) -> None:

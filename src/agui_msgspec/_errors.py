@@ -16,6 +16,8 @@ class ProtocolViolation(Exception):
         self.detail = detail
         self.index = index
         self.path = path
+        self.delivered: list[object] = []
+        """Events of the failing payload that passed before it (a chunk expands to several)."""
         super().__init__(str(self))
 
     def __str__(self) -> str:
