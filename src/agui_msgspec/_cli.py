@@ -100,7 +100,7 @@ def _describe_run(run: Run) -> str:
 def _timeline(result: Result) -> list[str]:
     lines = [f"{len(result.events)} event(s) delivered"]
     for index, event in enumerate(result.events):
-        lines.append(f"  {index:>4}  {type(event).__struct_config__.tag}{_event_detail(event)}")
+        lines.append(f"  {index:>4}  {_live_detail(event)}")
     lines += ["runs:", *(f"  {_describe_run(run)}" for run in result.runs)]
     lines.append(f"messages: {len(result.messages)}")
     for message in result.messages:
@@ -223,7 +223,7 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], *, as_json: bool) -
 
 
 def _live_detail(event: Any) -> str:
-    """One line for an event as it arrives: its type, its id, and what it carries."""
+    """One line for an event: its type, its id, and what it carries."""
     line = f"{type(event).__struct_config__.tag}{_event_detail(event)}"
     for attr in ("tool_call_name", "role", "delta", "content", "message"):
         value = getattr(event, attr, msgspec.UNSET)
