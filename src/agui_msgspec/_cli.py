@@ -75,8 +75,7 @@ def check_bytes(body: bytes, version: str = LATEST_VERSION) -> Result:
     consumer = Consumer(version)
     delivered: list[msgspec.Struct] = []
     try:
-        for payload in [*reader.feed(body), *reader.close()]:
-            consumer._feed_into(payload, delivered)
+        consumer._feed_many([*reader.feed(body), *reader.close()], delivered)
         consumer.close()
     except ProtocolViolation:
         pass

@@ -302,18 +302,17 @@ class RunStream:
         try:
             try:
                 async for chunk in self._response.aiter_bytes():
-                    for payload in reader.feed(chunk):
-                        delivered: list[msgspec.Struct] = []
-                        failure: ProtocolViolation | None = None
-                        try:
-                            # _feed_into keeps what a payload delivered before its violation.
-                            consumer._feed_into(payload, delivered)
-                        except ProtocolViolation as violation:
-                            failure = violation
-                        for event in delivered:
-                            yield event
-                        if failure is not None:
-                            raise failure
+                    delivered: list[msgspec.Struct] = []
+                    failure: ProtocolViolation | None = None
+                    try:
+                        # One batch per chunk; it keeps what passed before a violation.
+                        consumer._feed_many(reader.feed(chunk), delivered)
+                    except ProtocolViolation as violation:
+                        failure = violation
+                    for event in delivered:
+                        yield event
+                    if failure is not None:
+                        raise failure
             except httpx.TransportError as exc:
                 # The connection died: that is the end of the body (spec: a truncated run).
                 dropped = exc

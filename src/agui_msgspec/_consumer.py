@@ -94,40 +94,61 @@ class Consumer:
         """
         delivered: list[msgspec.Struct] = []
         try:
-            self._feed_into(payload, delivered)
+            self._feed_many((payload,), delivered)
         except ProtocolViolation as violation:
             violation.delivered = list(delivered)
             raise
         return delivered
 
-    def _feed_into(self, payload: Payload, delivered: list[msgspec.Struct] | None) -> None:
-        # Appends as each event passes, so what passed before a violation is not lost.
+    def _feed_many(
+        self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
+    ) -> None:
+        """Every stage, payload by payload; appends each event as it passes, so what passed
+        before a violation is not lost. One loop for many payloads keeps the per-event
+        overhead to the stages themselves."""
         if self._violation is not None:
             raise self._violation
+        decode, expand = self._enforcer.decode, self._expander.expand
+        receive, apply = self._lifecycle.receive, self._reducer.apply
+        streams, chunk_types = self._expander.streams, self._expander.chunk_types
         index = self._index
-        self._index += 1
         try:
-            if self._middleware:
-                document = self._before_enforcement(payload, index)
-                if document is None:
-                    return
-                payload = document
-            event = self._enforcer.decode(payload, index)
-            if event is None:
-                return
-            for expanded in self._expander.expand(event, index):
-                self._lifecycle.receive(expanded, index)
-                if type(expanded) is self._run_started:
-                    self._check_version(expanded)
-                self._reducer.apply(expanded, index)
+            for payload in payloads:
+                index = self._index
+                self._index = index + 1
+                if self._middleware:
+                    payload = self._before_enforcement(payload, index)  # noqa: PLW2901
+                    if payload is None:
+                        continue
+                event = decode(payload, index)
+                if event is None:
+                    continue
+                if streams or type(event) in chunk_types:
+                    for expanded in expand(event, index):
+                        self._deliver(expanded, index, delivered)
+                    continue
+                receive(event, index)
+                if type(event) is self._run_started:
+                    self._check_version(event)
+                apply(event, index)
                 if delivered is not None:
-                    delivered.append(expanded)
+                    delivered.append(event)
         except ProtocolViolation as violation:
             self._violation = violation
             raise
         except RecursionError:
             self._violation = MalformedEvent("too-deep", "the event nests too deeply", index=index)
             raise self._violation from None
+
+    def _deliver(
+        self, event: msgspec.Struct, index: int, delivered: list[msgspec.Struct] | None
+    ) -> None:
+        self._lifecycle.receive(event, index)
+        if type(event) is self._run_started:
+            self._check_version(event)
+        self._reducer.apply(event, index)
+        if delivered is not None:
+            delivered.append(event)
 
     def _before_enforcement(self, payload: Payload, index: int) -> Any:
         document = self._compat.translate(decode_document(payload, index), index)
@@ -203,8 +224,7 @@ def consume(
     consumer = Consumer(version, input=input, middleware=middleware)
     delivered: list[msgspec.Struct] | None = [] if keep_events else None
     try:
-        for payload in events:
-            consumer._feed_into(payload, delivered)
+        consumer._feed_many(events, delivered)
         consumer.close()
     except ProtocolViolation:
         pass

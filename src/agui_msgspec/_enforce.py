@@ -86,7 +86,7 @@ class Enforcer:
 
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
-        if isinstance(payload, Mapping):
+        if type(payload) is not bytes and isinstance(payload, Mapping):
             payload = _encode_mapping(payload, index)
         try:
             event: msgspec.Struct = self._decoder.decode(payload)

@@ -17,11 +17,12 @@ from typing import Any
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import ChunkViolation
+from agui_msgspec._tags import event_type as _event_type
 
 Lane = str | None  # a subagentRunId, or None for the parent agent
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hashing: kinds key the stream table
 class _ChunkKind:
     chunk: str  # the chunk event type
     id_attr: str
@@ -78,10 +79,6 @@ class _Stream:
     opener: dict[str, Any]  # the opener's field values, absence resolved to the default
 
 
-def _tag(event: Struct) -> str:
-    return str(type(event).__struct_config__.tag)
-
-
 def _value(event: Struct, attr: str) -> Any:
     return getattr(event, attr, UNSET)
 
@@ -93,9 +90,18 @@ class Expander:
         self._bindings = bindings
         # (lane, kind) → the open chunk stream
         self._streams: dict[tuple[Lane, _ChunkKind], _Stream] = {}
+        self.chunk_types: frozenset[type] = frozenset(
+            bindings.EVENT_TYPES[kind.chunk] for kind in _KINDS.values()
+        )
+        """The chunk Structs: while no chunk stream is open, other events pass through as they are."""
+
+    @property
+    def streams(self) -> dict[tuple[Lane, _ChunkKind], _Stream]:
+        """The open chunk streams (empty: nothing to close, nothing to expand)."""
+        return self._streams
 
     def expand(self, event: Struct, index: int) -> list[Struct]:
-        event_type = _tag(event)
+        event_type = _event_type(event)
         kind = _KINDS.get(event_type)
         if kind is not None:
             return self._chunk(event, kind, index)

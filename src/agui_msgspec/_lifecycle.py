@@ -22,6 +22,7 @@ from typing import Any, Literal
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
+from agui_msgspec._tags import event_type as _event_type
 
 RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
 
@@ -78,7 +79,7 @@ class Act(enum.Enum):
     CLOSE = "close"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hashing: kinds key the tracking tables
 class Kind:
     """One kind of item a run opens and closes."""
 
@@ -118,6 +119,7 @@ _ITEMS: dict[str, tuple[Kind, Act, str]] = {
 }
 
 _OPEN_ORDER = (TEXT, TOOL, SPAN, THOUGHT, STEP, SUBAGENT)
+_NOT_OPEN: Any = object()
 
 DEFAULT_MAX_OPEN_ITEMS = 100_000
 """Items (messages, calls, steps, ...) one run may hold open at once: a resource bound,
@@ -181,9 +183,25 @@ class Lifecycle:
         self._closed_owner: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
         # activity message id → the owner its last replacing snapshot established, this run
         self._activity_owner: dict[str, str | None] = {}
+        # event class → (wire type, its row of _ITEMS): computed once per class
+        self._plans: dict[type, tuple[str, tuple[Kind, Act, str] | None]] = {}
 
     def receive(self, event: Struct, index: int) -> None:
-        event_type = str(type(event).__struct_config__.tag)
+        plan = self._plans.get(type(event))
+        if plan is None:
+            event_type = _event_type(event)
+            plan = self._plans[type(event)] = (event_type, _ITEMS.get(event_type))
+        event_type, item = plan
+        if item is not None and item[1] is Act.CONTINUE and self.state is StreamState.ACTIVE:
+            # Most of a stream is content for an open item: checked here, without more calls.
+            kind = item[0]
+            opener = self._open[kind].get(getattr(event, item[2]), _NOT_OPEN)
+            if opener is _NOT_OPEN:
+                self._track(event, event_type, item, index)  # raises the not-open rule
+            owner = event.subagent_run_id  # type: ignore[attr-defined]
+            if owner is not UNSET and owner != opener:
+                self._check_owner(kind, getattr(event, item[2]), opener, owner, event_type, index)
+            return
         row = _TRANSITIONS[self.state]
         target = row[event_type] if event_type in _RUN_EVENTS else row["*"]
         if isinstance(target, str):
@@ -196,10 +214,8 @@ class Lifecycle:
             self._fail_run(event)
         elif event_type in _ACTIVITY_EVENTS:
             self._track_activity(event, event_type, index)
-        else:
-            item = _ITEMS.get(event_type)
-            if item is not None:
-                self._track(event, event_type, item, index)
+        elif item is not None:
+            self._track(event, event_type, item, index)
         self.state = target
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import UsageError
 from agui_msgspec._patch import PatchConflict, apply_patch
+from agui_msgspec._tags import event_type
 
 _TEXT_ROLES = {
     "developer": "DeveloperMessage",
@@ -26,10 +27,11 @@ _TEXT_ROLES = {
 }
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
+_UNSEEN: Any = object()
 
 
 def _tag(struct: Struct) -> str:
-    return str(type(struct).__struct_config__.tag)
+    return event_type(struct)  # messages are tagged on role the same way events are on type
 
 
 def _merge_metadata(target: Any, event: Any) -> None:
@@ -75,6 +77,7 @@ class Reducer:
         self._args: dict[str, list[str]] = {}
         if input is not None:
             self._seed(input)
+        self._by_class: dict[type, Any] = {}
         self._handlers: dict[str, Callable[[Any, int], None]] = {
             "TEXT_MESSAGE_START": self._text_start,
             "TEXT_MESSAGE_CONTENT": self._text_content,
@@ -100,7 +103,9 @@ class Reducer:
         return list(self._messages)
 
     def apply(self, event: Struct, index: int) -> None:
-        handler = self._handlers.get(_tag(event))
+        handler = self._by_class.get(type(event), _UNSEEN)
+        if handler is _UNSEEN:
+            handler = self._by_class[type(event)] = self._handlers.get(_tag(event))
         if handler is not None:
             handler(event, index)
 
@@ -149,7 +154,8 @@ class Reducer:
         parts = self._text.get(event.message_id)
         if parts is not None:
             parts.append(event.delta)
-            _merge_metadata(self._by_id[event.message_id], event)
+            if event.metadata is not UNSET:
+                _merge_metadata(self._by_id[event.message_id], event)
 
     def _text_end(self, event: Any, index: int) -> None:
         parts = self._text.pop(event.message_id, None)
