@@ -75,10 +75,16 @@ class Enforcer:
             struct: {attr: _as_union(mi.type_info(union)) for attr, union in fields.items()}
             for struct, fields in bindings.OPEN_UNION_FIELDS.items()
         }
+        # struct → attribute → (wire name, list type, item type): one convert checks a whole list
         self._open_union_validators = {
-            struct: {attr: _validator(union) for attr, union in fields.items()}
+            struct: {
+                attr: (_encode_name(struct, attr), list[union], union)  # type: ignore[valid-type]
+                for attr, union in fields.items()
+            }
             for struct, fields in bindings.OPEN_UNION_FIELDS.items()
         }
+        self._struct_info: dict[type, mi.StructType] = {}
+        self._fields: dict[type, dict[str, mi.Field]] = {}
         self._warn = warn
         self._translate = translate  # the compatibility boundary: it sees a document first
         self.slow_path_count = 0
@@ -149,7 +155,10 @@ class Enforcer:
         Returns the document, or a removal marker when a required position lost its value.
         ``origin`` prefixes the warnings ("event 3", "input").
         """
-        return self._clean_struct(document, _as_struct(mi.type_info(struct)), "", origin)
+        info = self._struct_info.get(struct)
+        if info is None:  # building the type tree costs far more than the walk itself
+            info = self._struct_info[struct] = _as_struct(mi.type_info(struct))
+        return self._clean_struct(document, info, "", origin)
 
     def _clean(self, value: Any, expected: mi.Type, path: str, origin: str) -> Any:
         if isinstance(expected, mi.StructType):
@@ -208,7 +217,9 @@ class Enforcer:
     def _clean_struct(
         self, obj: dict[str, Any], expected: mi.StructType, path: str, origin: str
     ) -> Any:
-        fields = {f.encode_name: f for f in expected.fields}
+        fields = self._fields.get(expected.cls)
+        if fields is None:
+            fields = self._fields[expected.cls] = {f.encode_name: f for f in expected.fields}
         open_unions = self._open_unions.get(expected.cls, {})
         for key in list(obj):
             if key == expected.tag_field:
@@ -265,32 +276,21 @@ def _tagged_member(value: dict[str, Any], union: mi.UnionType) -> mi.StructType 
     return _Removed(f"unrecognised {tag_field} {tag!r}")
 
 
-def _validator(union: Any) -> Callable[[Any], object]:
-    def validate(item: Any) -> object:
-        return msgspec.convert(item, union)
-
-    return validate
-
-
 def _open_union_error(
-    event: msgspec.Struct, validators: dict[str, Callable[[Any], object]]
+    event: msgspec.Struct, validators: dict[str, tuple[str, Any, Any]]
 ) -> tuple[str, str] | None:
-    """The first item of an open-union field that is not a valid member: (pointer, reason)."""
-    for attr, validate in validators.items():
+    """The first value of an open-union field that is not a valid member: (pointer, reason)."""
+    for attr, (wire, as_list, as_item) in validators.items():
         value = getattr(event, attr)
-        items = value if isinstance(value, list) else [value]
-        for position, item in enumerate(items):
-            try:
-                validate(item)
-            except msgspec.ValidationError as exc:
-                wire = _encode_name(event, attr)
-                inner = pointer_from_msgspec(str(exc))
-                return f"/{wire}/{position}{inner}", str(exc)
+        try:
+            msgspec.convert(value, as_list if isinstance(value, list) else as_item)
+        except msgspec.ValidationError as exc:
+            return f"/{wire}{pointer_from_msgspec(str(exc))}", str(exc)
     return None
 
 
-def _encode_name(event: msgspec.Struct, attr: str) -> str:
-    for info in msgspec.structs.fields(event):
+def _encode_name(struct: type[msgspec.Struct], attr: str) -> str:
+    for info in msgspec.structs.fields(struct):
         if info.name == attr:
             return info.encode_name
     return attr
