@@ -22,7 +22,7 @@ from agui_msgspec._conformance import run_corpus
 from agui_msgspec._consumer import Consumer, Result
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._transports import JSONLinesReader, SSEReader, sniff_format
+from agui_msgspec._transports import JSONLinesReader, SSEReader, iter_payloads, sniff_format
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -71,11 +71,13 @@ def _check(file: str, version: str, *, as_json: bool) -> int:
 
 def check_bytes(body: bytes, version: str = LATEST_VERSION) -> Result:
     """A whole recorded body through the reader it looks like and the full pipeline."""
-    reader = SSEReader() if sniff_format(body[:64]) == "sse" else JSONLinesReader()
+    reader = SSEReader() if sniff_format(body) == "sse" else JSONLinesReader()
     consumer = Consumer(version)
     delivered: list[msgspec.Struct] = []
     try:
-        consumer._feed_many([*reader.feed(body), *reader.close()], delivered)
+        # Framed lazily: a reader's error (an oversized event) becomes the stream's verdict,
+        # after the events framed before it.
+        consumer._feed_many(iter_payloads([body], reader), delivered)
         consumer.close()
     except ProtocolViolation:
         pass

@@ -158,7 +158,11 @@ class Consumer:
             document = stage(document, index)
             if document is None:
                 return None
-        return document  # anything but an object is judged by enforcement
+        if not isinstance(document, dict):
+            raise MalformedEvent(
+                "not-an-object", "an event is a JSON object (after middleware)", index=index
+            )
+        return document
 
     def _check_version(self, event: Any) -> None:
         if event.protocol_version is not msgspec.UNSET:

@@ -325,7 +325,9 @@ def _encode_mapping(payload: Mapping[str, Any], index: int) -> bytes:
     # The standard library refuses NaN and Infinity, which msgspec would write as null.
     try:
         return json.dumps(payload, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+    except RecursionError:
+        raise MalformedEvent("too-deep", "the event nests too deeply", index=index) from None
+    except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
         raise MalformedEvent(
             "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
         ) from None

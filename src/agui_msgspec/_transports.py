@@ -37,6 +37,7 @@ What neither says, decided here:
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Literal, Protocol
@@ -249,6 +250,9 @@ class JSONLinesReader(_LineReader):
         return [payload] if payload.strip(b" \t\r") else []
 
 
+_LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
+
+
 def sniff_format(head: bytes) -> Literal["sse", "jsonl"]:
     """Tell JSON lines from SSE by the first bytes of a body (a BOM and whitespace skipped).
 
@@ -256,8 +260,9 @@ def sniff_format(head: bytes) -> Literal["sse", "jsonl"]:
     with ``{`` would be an ignored field, so nothing else (empty input included)
     is JSON lines.
     """
-    body = head[len(_BOM) :] if head.startswith(_BOM) else head
-    return "jsonl" if body.lstrip(b" \t\r\n")[:1] == b"{" else "sse"
+    start = len(_BOM) if head.startswith(_BOM) else 0
+    first = _LEADING_SPACE.match(head, start).end()  # type: ignore[union-attr]  # always matches
+    return "jsonl" if head[first : first + 1] == b"{" else "sse"
 
 
 def iter_payloads(chunks: Iterable[bytes], reader: PayloadReader) -> Iterator[bytes]:
