@@ -401,6 +401,16 @@ WORKLOADS: dict[str, Callable[[], Iterator[Document]]] = {
 }
 """The workloads the benchmark table covers, by name, at their standard sizes."""
 
+WARMUPS: dict[str, Callable[[], Iterator[Document]]] = {
+    "text": lambda: text_events(10),
+    "tools": lambda: tool_events(100),
+    "state": lambda: state_events(500),
+    "mixed": lambda: mixed_events(13),
+    "unknown": lambda: unknown_events(10),
+}
+"""Complete streams of the same shapes, to warm each measurement up: about 5,000 events
+(state: 503, as its events cost ten times more)."""
+
 
 # --- encoding ---------------------------------------------------------------------------
 
@@ -429,9 +439,9 @@ def build(name: str, documents: Iterable[Document]) -> Workload:
     return Workload(name, payloads, body)
 
 
-def load(name: str) -> Workload:
-    """The named workload of :data:`WORKLOADS` at its standard size."""
-    return build(name, WORKLOADS[name]())
+def load(name: str, warmup: bool = False) -> Workload:
+    """The named workload of :data:`WORKLOADS` at its standard size, or its warm-up size."""
+    return build(name, (WARMUPS if warmup else WORKLOADS)[name]())
 
 
 def chunked(body: bytes, size: int = 64 * 1024) -> Iterator[bytes]:
