@@ -79,3 +79,24 @@ def conformance(session: nox.Session) -> None:
         session.skip(f"no conformance streams at {CONFORMANCE}")
     session.install(".")
     session.run("agui-msgspec", "conformance", str(CONFORMANCE))
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
+    session.install(".", "orjson", "ag-ui-protocol==1.0.0")
+    session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the readers and the consumer: ``nox -s fuzz -- SECONDS [fuzz_consume.py options]``.
+
+    Coverage-guided with atheris when it installs for this Python, else hypothesis;
+    seeded with examples/ and the conformance streams when present.
+    """
+    seconds = session.posargs[0] if session.posargs else "60"
+    session.install(".", "hypothesis>=6.100")
+    # atheris ships wheels for some Pythons only; without it the script uses hypothesis.
+    session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
+    session.run("python", "fuzz/fuzz_consume.py", "--seconds", seconds, *session.posargs[1:])

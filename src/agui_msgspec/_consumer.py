@@ -92,6 +92,8 @@ class Consumer:
         later one of those breaks a rule, the earlier ones are on the violation's
         ``delivered``, so nothing that passed is lost.
         """
+        if self._violation is not None:
+            raise self._violation
         delivered: list[msgspec.Struct] = []
         try:
             self._feed_many((payload,), delivered)

@@ -43,6 +43,11 @@ def _merge_metadata(target: Any, event: Any) -> None:
     target.metadata = {**incoming} if current is UNSET else {**current, **incoming}
 
 
+def _own_copy(message: Any) -> Any:
+    """A deep copy, so streaming into a message never changes a delivered event or the input."""
+    return msgspec.json.decode(msgspec.json.encode(message), type=type(message))
+
+
 def _joined(parts: list[str]) -> str:
     if len(parts) > 1:
         parts[:] = ["".join(parts)]
@@ -90,6 +95,8 @@ class Reducer:
             "REASONING_MESSAGE_CONTENT": self._text_content,
             "REASONING_MESSAGE_END": self._text_end,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
+            "RUN_STARTED": self._end_streams,
+            "RUN_ERROR": self._end_streams,
             "STATE_SNAPSHOT": self._state_snapshot,
             "STATE_DELTA": self._state_delta,
             "MESSAGES_SNAPSHOT": self._messages_snapshot,
@@ -120,11 +127,12 @@ class Reducer:
         if input.state is not UNSET:
             self.state = input.state
         for message in input.messages:
-            self._add(message)
+            self._add(_own_copy(message))
 
     # --- messages ------------------------------------------------------------------------
 
     def _add(self, message: Any) -> None:
+        """Keep ``message``; the reducer writes into it, so it must be the reducer's own."""
         self._messages.append(message)
         self._by_id[message.id] = message
         for call in getattr(message, "tool_calls", None) or ():
@@ -133,6 +141,12 @@ class Reducer:
     def _replace(self, old: Any, new: Any) -> None:
         self._messages[self._messages.index(old)] = new
         self._by_id[new.id] = new
+
+    def _end_streams(self, event: Any, index: int) -> None:
+        """A run boundary ends whatever was streaming (RUN_ERROR abandons open items)."""
+        self._flush_all()
+        self._text.clear()
+        self._args.clear()
 
     def _flush_all(self) -> None:
         for message_id, parts in self._text.items():
@@ -174,6 +188,13 @@ class Reducer:
         _merge_metadata(existing, event)
 
     def _tool_start(self, event: Any, index: int) -> None:
+        call = self._tool_calls.get(event.tool_call_id)
+        if call is None:
+            call = self._new_tool_call(event)
+        self._args[event.tool_call_id] = [call.function.arguments]
+        _merge_metadata(call, event)
+
+    def _new_tool_call(self, event: Any) -> Any:
         parent_id = event.parent_message_id
         if parent_id is UNSET:
             last = self._messages[-1] if self._messages else None
@@ -185,14 +206,14 @@ class Reducer:
             parent = self._b.AssistantMessage(id=parent_id)
             parent.subagent_run_id = event.subagent_run_id
             self._add(parent)
-        call = self._tool_calls.get(event.tool_call_id)
-        if call is None:
-            function = self._b.FunctionCall(name=event.tool_call_name, arguments="")
-            call = self._b.ToolCall(id=event.tool_call_id, type="function", function=function)
-            parent.tool_calls = [*(parent.tool_calls or ()), call]
-            self._tool_calls[call.id] = call
-        self._args[event.tool_call_id] = [call.function.arguments]
-        _merge_metadata(call, event)
+        function = self._b.FunctionCall(name=event.tool_call_name, arguments="")
+        call = self._b.ToolCall(id=event.tool_call_id, type="function", function=function)
+        if parent.tool_calls is UNSET:
+            parent.tool_calls = [call]
+        else:
+            parent.tool_calls.append(call)
+        self._tool_calls[call.id] = call
+        return call
 
     def _tool_args(self, event: Any, index: int) -> None:
         parts = self._args.get(event.tool_call_id)
@@ -241,7 +262,7 @@ class Reducer:
 
     def _messages_snapshot(self, event: Any, index: int) -> None:
         self._flush_all()
-        incoming = {message.id: message for message in event.messages}
+        incoming = {message.id: _own_copy(message) for message in event.messages}
         carried_roles = {_tag(message) for message in event.messages}
         kept = []
         for message in self._messages:

@@ -196,6 +196,8 @@ class SSEReader(_LineReader):
         tail = self._tail
         if tail[:5] == b"data:":
             held = self._size + len(tail) - (6 if tail[5:6] == b" " else 5) + bool(self._data)
+        elif b"data:".startswith(tail):  # may still become a data line, whose name is not counted
+            held = self._size
         else:
             held = self._size + len(tail)
         if held > self.max_event_size:

@@ -1,0 +1,546 @@
+"""Fuzz the transport readers and the consumer pipeline.
+
+Run it standalone (``python fuzz/fuzz_consume.py --seconds 300``) or with
+``nox -s fuzz -- 300``. With atheris installed it is coverage-guided (libFuzzer
+over the instrumented ``agui_msgspec`` modules); without it, hypothesis draws
+mutated seeds and random bytes for the same time.
+
+The target, :func:`check_one`, takes one response body and raises on a crash:
+
+- ``SSEReader``/``JSONLinesReader`` + ``Consumer.feed``/``close`` raising
+  anything but :class:`ProtocolViolation`, with the body whole or cut into
+  random chunks, and with low resource limits;
+- ``consume()`` or ``check_bytes()`` raising anything at all (they report, they
+  never raise), over the body's lines as payloads and the body as one payload;
+- reading the result (messages, state, runs) or encoding it raising;
+- an invariant broken (:class:`InvariantBroken`): the same bytes must get the
+  same verdict, warnings and result whatever the chunking, and ``check_bytes``
+  must agree with the reader + consumer pipeline it stands for.
+
+Seeds: built-in streams, ``examples/`` and the upstream conformance streams
+(``../shared/agui/conformance/1.1/streams``) when present, each as an SSE body
+and as a JSON lines body. A crash is recorded (deduplicated by exception type
+and the innermost ``agui_msgspec`` frame), fuzzing goes on, and at the end
+each distinct crash is minimised and printed with its reproducer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import traceback
+import types
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from agui_msgspec import Consumer, ProtocolViolation, consume, v1_1
+from agui_msgspec._cli import check_bytes
+from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
+
+Wire = dict[str, Any]
+Verdict = tuple[Any, ...]
+
+
+class InvariantBroken(AssertionError):
+    """Two ways of judging the same bytes disagree."""
+
+
+# --- seeds ---------------------------------------------------------------------------------
+
+_START: Wire = {"type": "RUN_STARTED", "threadId": "t", "runId": "r1", "protocolVersion": "1.1"}
+_FINISH: Wire = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}
+
+BUILTIN_STREAMS: list[list[Wire]] = [
+    [
+        _START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hello"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {
+            "type": "TOOL_CALL_START",
+            "toolCallId": "c1",
+            "toolCallName": "f",
+            "parentMessageId": "m1",
+        },
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"a":1}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "m2", "toolCallId": "c1", "content": "ok"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r1",
+            "usage": [{"provider": "p", "inputTokens": 3, "outputTokens": 4, "totalTokens": 7}],
+        },
+    ],
+    [
+        _START,
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "role": "user", "delta": "a"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "c1", "toolCallName": "f", "delta": "{"},
+        {"type": "TOOL_CALL_CHUNK", "delta": "}"},
+        {"type": "REASONING_START", "messageId": "s1"},
+        {"type": "REASONING_MESSAGE_CHUNK", "messageId": "r1", "delta": "hm"},
+        {"type": "REASONING_END", "messageId": "s1"},
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "message",
+            "entityId": "r1",
+            "encryptedValue": "x",
+        },
+        {"type": "STEP_STARTED", "stepName": "plan"},
+        {"type": "STEP_FINISHED", "stepName": "plan"},
+        _FINISH,
+    ],
+    [
+        _START,
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": [1, 2], "b": {"c": None}}},
+        {
+            "type": "STATE_DELTA",
+            "delta": [
+                {"op": "add", "path": "/a/-", "value": 3},
+                {"op": "move", "from": "/b/c", "path": "/d"},
+                {"op": "test", "path": "/a/0", "value": 1},
+            ],
+        },
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "x", "content": {"n": 0}},
+        {
+            "type": "ACTIVITY_DELTA",
+            "messageId": "a1",
+            "activityType": "x",
+            "patch": [{"op": "replace", "path": "/n", "value": 1}],
+        },
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        },
+        {"type": "CUSTOM", "name": "n", "value": [1, {"x": None}]},
+        {"type": "RAW", "event": {"k": "v"}, "source": "s"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t",
+            "runId": "r1",
+            "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approve"}]},
+        },
+    ],
+    [
+        {"type": "RUN_ERROR", "message": "boom"},
+        _START,
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "helper"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m9", "subagentRunId": "sa"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m9", "delta": "x"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m9", "subagentRunId": "sa"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1", "outcome": {"type": "cancelled"}},
+        {"type": "RUN_ERROR", "message": "late", "code": "c"},
+    ],
+]
+
+
+def sse_body(events: Iterable[Wire | bytes]) -> bytes:
+    return b"".join(b"data: " + _encode(event) + b"\n\n" for event in events)
+
+
+def jsonl_body(events: Iterable[Wire | bytes]) -> bytes:
+    return b"".join(_encode(event) + b"\n" for event in events)
+
+
+def _encode(event: Wire | bytes) -> bytes:
+    return event if isinstance(event, bytes) else json.dumps(event).encode()
+
+
+def seed_inputs(extra_dirs: Iterable[Path] = ()) -> list[bytes]:
+    """Every seed body: built-in streams, examples/ files, conformance streams, as SSE and JSONL."""
+    streams: list[list[Wire]] = list(BUILTIN_STREAMS)
+    raw: list[bytes] = []
+    for folder in (EXAMPLES, *extra_dirs):
+        if folder.is_dir():
+            raw += [path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()]
+    if CONFORMANCE.is_dir():
+        for path in sorted(CONFORMANCE.glob("*.json")):
+            fixture = json.loads(path.read_bytes())
+            if isinstance(fixture.get("stream"), list):
+                streams.append(fixture["stream"])
+    seeds = raw + [sse_body(s) for s in streams] + [jsonl_body(s) for s in streams]
+    return list(dict.fromkeys(seeds))
+
+
+DICTIONARY = [
+    "data: ",
+    "data:",
+    "\n\n",
+    "\r\n",
+    "\r",
+    ": comment\n",
+    "event: x\n",
+    "\xef\xbb\xbf",
+    '"type":',
+    '"messageId":',
+    '"toolCallId":',
+    '"toolCallName":',
+    '"subagentRunId":',
+    '"parentMessageId":',
+    '"delta":',
+    '"stepName":',
+    '"outcome":',
+    '"usage":',
+    '"timestamp":',
+    '"metadata":',
+    '"snapshot":',
+    '"messages":',
+    '"role":',
+    '"op":',
+    '"path":',
+    '"from":',
+    '"value":',
+    "null",
+    "true",
+    "1e400",
+    "9007199254740993",
+    "-1",
+    "1.5",
+    "[[[[",
+    "{}",
+    "[]",
+    '"\\ud800"',
+]
+_EVENT_TYPES: list[str] = sorted(v1_1.EVENT_TYPES)
+
+
+def _dictionary_file(folder: Path) -> Path:
+    path = folder / "agui.dict"
+    entries = [*DICTIONARY, *(f'"{name}"' for name in _EVENT_TYPES)]
+    lines = []
+    for entry in entries:
+        escaped = "".join(
+            f"\\x{byte:02x}" if byte < 0x20 or byte >= 0x7F or byte in b'"\\' else chr(byte)
+            for byte in entry.encode("latin-1", "replace")
+        )
+        lines.append(f'"{escaped}"')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# --- the target ----------------------------------------------------------------------------
+
+
+def _reader(body: bytes, max_event_size: int | None) -> PayloadReader:
+    sse = sniff_format(body) == "sse"
+    if max_event_size is None:
+        return SSEReader() if sse else JSONLinesReader()
+    return SSEReader(max_event_size) if sse else JSONLinesReader(max_event_size)
+
+
+def pipeline(
+    body: bytes,
+    chunks: list[bytes],
+    *,
+    max_event_size: int | None = None,
+    max_open_items: int | None = None,
+) -> Verdict:
+    """Reader + Consumer over ``chunks`` (which join to ``body``): the verdict and the result.
+
+    Raises whatever the pipeline raises that is not a ProtocolViolation: that is a crash.
+    """
+    reader = _reader(body, max_event_size)
+    consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
+    events: list[msgspec.Struct] = []
+    violation: ProtocolViolation | None = None
+    try:
+        for chunk in chunks:
+            for payload in reader.feed(chunk):
+                events += consumer.feed(payload)
+        for payload in reader.close():
+            events += consumer.feed(payload)
+        consumer.close()
+    except ProtocolViolation as exc:
+        violation = exc
+    return (
+        None if violation is None else (violation.rule, violation.index, violation.path),
+        tuple(consumer.warnings),
+        tuple((run.status, run.run_id) for run in consumer.runs),
+        msgspec.json.encode(consumer.messages),
+        msgspec.json.encode(consumer.state),
+        msgspec.json.encode(events),
+    )
+
+
+def split(body: bytes, rng: random.Random) -> list[bytes]:
+    if len(body) < 2:
+        return [body]
+    cuts = sorted(rng.sample(range(1, len(body)), min(len(body) - 1, rng.randint(1, 12))))
+    return [body[a:b] for a, b in pairwise([0, *cuts, len(body)])]
+
+
+def check_one(body: bytes) -> None:
+    """The fuzz target: returns quietly, or raises on a crash or a broken invariant."""
+    rng = random.Random(zlib.crc32(body))
+    whole = pipeline(body, [body])
+    chunked = pipeline(body, split(body, rng))
+    if whole != chunked:
+        raise InvariantBroken(f"chunking changed the verdict or result: {whole!r} != {chunked!r}")
+    limits = {
+        "max_event_size": max(1, len(body) // rng.randint(1, 8)),
+        "max_open_items": rng.randint(1, 4),
+    }
+    tight_whole = pipeline(body, [body], **limits)
+    tight_chunked = pipeline(body, split(body, rng), **limits)
+    if tight_whole != tight_chunked:
+        raise InvariantBroken(
+            f"chunking changed the verdict under {limits}: {tight_whole!r} != {tight_chunked!r}"
+        )
+    result = check_bytes(body)
+    verdict = result.violation
+    summary = None if verdict is None else (verdict.rule, verdict.index, verdict.path)
+    if summary != whole[0]:
+        raise InvariantBroken(f"check_bytes says {summary!r}, reader + Consumer say {whole[0]!r}")
+    lines = body.split(b"\n")
+    _summarise(consume(lines))
+    _summarise(consume(lines, version="1.0"))
+    _summarise(consume(lines, middleware=[lambda document, index: document]))
+    _summarise(consume([body]))
+
+
+def _summarise(result: Any) -> None:
+    msgspec.json.encode([result.messages, result.state, result.events, result.runs])
+
+
+# --- crash bookkeeping -----------------------------------------------------------------------
+
+
+@dataclass
+class Crash:
+    key: tuple[str, str]
+    error: str
+    trace: str
+    body: bytes
+    count: int = 1
+
+
+@dataclass
+class Recorder:
+    artifacts: Path
+    crashes: dict[tuple[str, str], Crash] = field(default_factory=dict)
+    inputs: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def run(self, body: bytes) -> None:
+        self.inputs += 1
+        try:
+            check_one(body)
+        except Exception as exc:
+            key = crash_key(exc)
+            known = self.crashes.get(key)
+            if known is not None:
+                known.count += 1
+                if len(body) < len(known.body):
+                    known.body = body
+                return
+            crash = Crash(key, f"{type(exc).__name__}: {exc}"[:500], traceback.format_exc(), body)
+            self.crashes[key] = crash
+            name = f"crash-{len(self.crashes)}-{zlib.crc32(repr(key).encode()):08x}"
+            (self.artifacts / name).write_bytes(body)
+            print(f"\n[fuzz] new crash {key}: {crash.error[:200]}", file=sys.stderr, flush=True)
+
+    def report(self, minimise_seconds: float) -> str:
+        lines = [
+            f"[fuzz] inputs tried: {self.inputs} in {time.monotonic() - self.started:.0f} s; "
+            f"distinct crashes: {len(self.crashes)}"
+        ]
+        for number, crash in enumerate(self.crashes.values(), 1):
+            small = minimise(crash.body, crash.key, minimise_seconds)
+            (self.artifacts / f"minimal-{number}").write_bytes(small)
+            lines += [
+                f"[fuzz] crash {number}: {crash.key[0]} at {crash.key[1]} (hit {crash.count}x)",
+                f"       {crash.error[:300]}",
+                f"       minimal reproducer ({len(small)} bytes): {small!r}",
+            ]
+        lines.append(f"[fuzz] artifacts in {self.artifacts}")
+        return "\n".join(lines)
+
+
+def crash_key(exc: BaseException) -> tuple[str, str]:
+    """The exception type and the innermost frame inside agui_msgspec (else the innermost)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    inside = [f for f in frames if "agui_msgspec" in f.filename]
+    chosen = inside or list(frames)
+    where = f"{Path(chosen[-1].filename).name}:{chosen[-1].lineno}" if chosen else "?"
+    if isinstance(exc, InvariantBroken):
+        where = str(exc).split(":", 1)[0]
+    return type(exc).__name__, where
+
+
+def _reproduces(body: bytes, key: tuple[str, str]) -> bool:
+    try:
+        check_one(body)
+    except Exception as exc:
+        return crash_key(exc) == key
+    return False
+
+
+def minimise(body: bytes, key: tuple[str, str], seconds: float) -> bytes:
+    """Delta debugging over bytes: drop chunks while the same crash reproduces."""
+    deadline = time.monotonic() + seconds
+    if not _reproduces(body, key):
+        return body
+    size = max(1, len(body) // 2)
+    while size >= 1 and time.monotonic() < deadline:
+        start, shrunk = 0, False
+        while start < len(body) and time.monotonic() < deadline:
+            candidate = body[:start] + body[start + size :]
+            if candidate and _reproduces(candidate, key):
+                body, shrunk = candidate, True
+            else:
+                start += size
+        if not shrunk:
+            size //= 2
+    return body
+
+
+# --- engines -------------------------------------------------------------------------------
+
+
+def fuzz_atheris(
+    atheris: Any, recorder: Recorder, seeds: list[bytes], args: argparse.Namespace
+) -> None:
+    """libFuzzer until ``args.seconds`` have passed; then report and end the process.
+
+    libFuzzer ends the process without running ``atexit`` handlers, so the target
+    itself reports once its time is up (libFuzzer's own limit is only a backstop).
+    """
+    corpus = Path(tempfile.mkdtemp(prefix="agui-fuzz-corpus-"))
+    for number, seed in enumerate(seeds):
+        (corpus / f"seed-{number}").write_bytes(seed)
+    libfuzzer_args = [
+        sys.argv[0],
+        f"-max_total_time={args.seconds + 600}",
+        f"-max_len={args.max_len}",
+        f"-dict={_dictionary_file(recorder.artifacts)}",
+        f"-seed={args.seed}",
+        "-rss_limit_mb=8192",
+        "-timeout=120",
+        str(corpus),
+    ]
+    deadline: list[float] = []  # set by the first call: instrumenting and loading take time
+
+    def target(body: bytes) -> None:
+        if not deadline:
+            deadline.append(time.monotonic() + args.seconds)
+            recorder.started = time.monotonic()
+        if time.monotonic() >= deadline[0]:
+            print(recorder.report(args.minimise_seconds), file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(1 if recorder.crashes else 0)
+        recorder.run(body)
+
+    _instrument_library(atheris)
+    atheris.Setup(libfuzzer_args, target)
+    atheris.Fuzz()
+
+
+def _instrument_library(atheris: Any) -> None:
+    """Coverage for the library's Python functions only (``instrument_all`` takes minutes)."""
+    functions = [
+        obj
+        for obj in gc.get_objects()
+        if isinstance(obj, types.FunctionType)
+        and obj.__module__ is not None
+        and obj.__module__.startswith("agui_msgspec")
+    ]
+    for function in functions:
+        atheris.instrument_func(function)
+    print(f"[fuzz] instrumented {len(functions)} functions", file=sys.stderr, flush=True)
+
+
+def fuzz_hypothesis(recorder: Recorder, seeds: list[bytes], args: argparse.Namespace) -> None:
+    edits = st.lists(
+        st.tuples(st.integers(0, 1 << 16), st.integers(0, 3), st.binary(max_size=8)), max_size=6
+    )
+    mutated = st.tuples(st.sampled_from(seeds), edits).map(lambda pair: _edit(*pair))
+    bodies = st.one_of(mutated, st.binary(max_size=args.max_len))
+    deadline = time.monotonic() + args.seconds
+
+    @settings(
+        max_examples=5000,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(bodies)
+    def batch(body: bytes) -> None:
+        if time.monotonic() < deadline:
+            recorder.run(body)
+
+    while time.monotonic() < deadline:
+        batch()
+
+
+def _edit(seed: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    body = seed
+    for position, operation, data in edits:
+        at = position % (len(body) + 1)
+        if operation == 0:
+            body = body[:at] + data + body[at:]
+        elif operation == 1:
+            body = body[:at] + body[at + len(data) + 1 :]
+        elif operation == 2:
+            body = body[:at] + data + body[at + len(data) :]
+        else:
+            body = body[:at]
+    return body
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=60, help="how long to fuzz")
+    parser.add_argument("--engine", choices=["auto", "atheris", "hypothesis"], default="auto")
+    parser.add_argument("--max-len", type=int, default=8192, help="largest input to try")
+    parser.add_argument("--seed", type=int, default=0, help="libFuzzer's random seed (0: time)")
+    parser.add_argument("--artifacts", type=Path, default=None, help="where crashes are written")
+    parser.add_argument("--minimise-seconds", type=float, default=30.0)
+    parser.add_argument("--corpus", type=Path, action="append", default=[], help="extra seed dir")
+    args = parser.parse_args(argv)
+    artifacts = args.artifacts or Path(tempfile.mkdtemp(prefix="agui-fuzz-artifacts-"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    recorder = Recorder(artifacts)
+    seeds = seed_inputs(args.corpus)
+    for seed in seeds:  # the seeds must pass before anything else is worth trying
+        recorder.run(seed)
+    print(f"[fuzz] {len(seeds)} seeds; fuzzing for {args.seconds} s", file=sys.stderr, flush=True)
+    atheris = None
+    if args.engine != "hypothesis":
+        try:
+            atheris = importlib.import_module("atheris")
+        except ImportError:
+            if args.engine == "atheris":
+                raise
+    if atheris is not None:
+        print("[fuzz] engine: atheris (libFuzzer)", file=sys.stderr, flush=True)
+        fuzz_atheris(atheris, recorder, seeds, args)  # ends the process when time is up
+        return 2  # not reached
+    print("[fuzz] engine: hypothesis", file=sys.stderr, flush=True)
+    fuzz_hypothesis(recorder, seeds, args)
+    print(recorder.report(args.minimise_seconds), file=sys.stderr, flush=True)
+    return 1 if recorder.crashes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
