@@ -38,6 +38,10 @@ _MSGSPEC_PATH = re.compile(r"`\$((?:\.[^.\[`]+|\[\d+\]|\[\"(?:[^\"\\]|\\.)*\"\])
 _PATH_PART = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
 
+# Field types in which the walk can find nothing to remove or to read as an integer.
+_NOTHING_TO_REMOVE = (mi.StrType, mi.BoolType, mi.FloatType, mi.DictType, mi.AnyType)
+
+
 @dataclass(frozen=True)
 class _Removed:
     """What the walk returns in place of a value that must go, and why."""
@@ -224,13 +228,17 @@ class Enforcer:
         for key in list(obj):
             if key == expected.tag_field:
                 continue
-            where = f"{path}/{pointer_token(key)}"
             spec = fields.get(key)
             if spec is None:
                 if expected.forbid_unknown_fields:
                     del obj[key]
-                    self._warn(f"{origin} {where}: removed unrecognised property")
+                    self._warn(
+                        f"{origin} {path}/{pointer_token(key)}: removed unrecognised property"
+                    )
                 continue
+            if isinstance(spec.type, _NOTHING_TO_REMOVE):
+                continue  # a string, a boolean, an open object: nothing here is unrecognised
+            where = f"{path}/{pointer_token(key)}"
             union = open_unions.get(spec.name)
             if union is not None:
                 cleaned = self._clean_open_union_items(obj[key], union, where, origin)
