@@ -63,7 +63,6 @@ class UnionSpec:
     doc: str
     tag_field: str
     members: tuple[tuple[str, str], ...]  # (tag, struct name)
-    open: bool
 
 
 @dataclass(frozen=True)
@@ -284,9 +283,8 @@ class _Reader:
     def _add_union(self, name: str, doc: str) -> None:
         members = self._union_members(name) or []
         tag_field = self.tags[members[0]][0]
-        is_open = not all(self._is_closed(m) for m in members)
         pairs = tuple((self.tags[m][1], m) for m in members)
-        self.bindings.unions.append(UnionSpec(name, doc, tag_field, pairs, is_open))
+        self.bindings.unions.append(UnionSpec(name, doc, tag_field, pairs))
 
     def _struct(self, name: str, doc: str) -> StructSpec:
         model = self.models[DEFS_PREFIX + name]

@@ -65,4 +65,4 @@ def docstring(text: str, indent: int) -> str:
         return f'"""{text}"""'
     lines = textwrap.wrap(text, width=width, break_on_hyphens=False)
     pad = " " * indent
-    return '"""' + f"\n{pad}".join([lines[0], *lines[1:]]) + f'\n{pad}"""'
+    return '"""' + f"\n{pad}".join(lines) + f'\n{pad}"""'

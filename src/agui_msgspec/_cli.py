@@ -78,7 +78,7 @@ def check_bytes(body: bytes, version: str = LATEST_VERSION) -> Result:
         # Framed lazily: a reader's error (an oversized event) becomes the stream's verdict,
         # after the events framed before it.
         consumer._feed_many(iter_payloads([body], reader), delivered)
-        consumer.close()
+        consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation:
         pass
     return consumer.result(delivered)
@@ -105,8 +105,8 @@ def _timeline(result: Result) -> list[str]:
     lines += ["runs:", *(f"  {_describe_run(run)}" for run in result.runs)]
     lines.append(f"messages: {len(result.messages)}")
     for message in result.messages:
-        content = getattr(message, "content", "")
-        text = content if isinstance(content, str) else f"{len(content)} part(s)"
+        content = getattr(message, "content", msgspec.UNSET)
+        text = content if isinstance(content, str) else _content_summary(content)
         calls = getattr(message, "tool_calls", None) or []
         extra = f" +{len(calls)} tool call(s)" if calls else ""
         lines.append(f"  [{type(message).__struct_config__.tag}] {text[:100]!r}{extra}")
@@ -116,6 +116,12 @@ def _timeline(result: Result) -> list[str]:
     else:
         lines.append("ACCEPTED")
     return lines
+
+
+def _content_summary(content: Any) -> str:
+    if isinstance(content, list):
+        return f"{len(content)} part(s)"
+    return "" if content is msgspec.UNSET else f"{len(content)} key(s)"  # activity content
 
 
 def _event_detail(event: Any) -> str:

@@ -328,15 +328,11 @@ class RunStream:
     def _close_stream(self, dropped: Exception | None) -> None:
         cause = "" if dropped is None else f" (the connection failed: {dropped!r})"
         try:
-            self._consumer.close()
+            self._consumer.close(inside_event=self._reader.discarded_partial)
         except ProtocolViolation as violation:
             if dropped is None:
                 raise
             raise ProtocolViolation(violation.rule, violation.detail + cause) from dropped
-        if self._reader.discarded_partial:
-            raise ProtocolViolation(
-                "truncated", "the body ended inside an event" + cause
-            ) from dropped
         if dropped is not None:
             self._warn(f"the connection failed after the last run ended{cause}")
 

@@ -113,7 +113,7 @@ def _check_events(expect: dict[str, Any], result: Result) -> Iterator[str]:
     for where, value in expect.get("eventPaths", {}).items():
         found = _lookup(delivered, where)
         if found is _MISSING or found != value:
-            yield f"event path {where} is {_show(found)}, expected {value!r}"
+            yield f"event path {where} is {found!r}, expected {value!r}"
     for where in expect.get("eventAbsentPaths", []):
         if _lookup(delivered, where) is not _MISSING:
             yield f"event path {where} should be absent"
@@ -174,10 +174,6 @@ def _lookup(root: list[Any], dotted: str) -> Any:
         else:
             return _MISSING
     return node
-
-
-def _show(value: Any) -> str:
-    return repr(value)
 
 
 def _subset(expected: Any, actual: Any) -> bool:

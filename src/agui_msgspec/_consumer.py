@@ -16,7 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from agui_msgspec._compat import Compatibility
-from agui_msgspec._enforce import Enforcer, Payload, decode_document
+from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
@@ -53,7 +53,9 @@ class Consumer:
         self._on_warning = on_warning
         self._compat = Compatibility(self._warn)
         self._middleware = tuple(middleware)
-        self._enforcer = Enforcer(self.bindings, self._warn, self._compat.translate)
+        # With middleware, the boundary runs before it on every event; else in the slow path only.
+        translate = None if self._middleware else self._compat.translate
+        self._enforcer = Enforcer(self.bindings, self._warn, translate)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
         self._lifecycle = Lifecycle(max_open_items)
@@ -119,9 +121,10 @@ class Consumer:
                 index = self._index
                 self._index = index + 1
                 if self._middleware:
-                    payload = self._before_enforcement(payload, index)  # noqa: PLW2901
-                    if payload is None:
+                    document = self._before_enforcement(payload, index)
+                    if document is None:
                         continue
+                    payload = document  # noqa: PLW2901
                 event = decode(payload, index)
                 if event is None:
                     continue
@@ -129,6 +132,7 @@ class Consumer:
                     for expanded in expand(event, index):
                         self._deliver(expanded, index, delivered)
                     continue
+                # _deliver, inlined: most events are not chunks, and a call per event is measurable
                 receive(event, index)
                 if type(event) is self._run_started:
                     self._check_version(event)
@@ -152,7 +156,8 @@ class Consumer:
         if delivered is not None:
             delivered.append(event)
 
-    def _before_enforcement(self, payload: Payload, index: int) -> Any:
+    def _before_enforcement(self, payload: Payload, index: int) -> bytes | None:
+        """Compatibility, then the middleware; the JSON bytes for enforcement, or None if dropped."""
         document = self._compat.translate(decode_document(payload, index), index)
         for stage in self._middleware:
             if not isinstance(document, dict):
@@ -160,11 +165,7 @@ class Consumer:
             document = stage(document, index)
             if document is None:
                 return None
-        if not isinstance(document, dict):
-            raise MalformedEvent(
-                "not-an-object", "an event is a JSON object (after middleware)", index=index
-            )
-        return document
+        return encode_document(document, index)  # anything but an object is not-an-object
 
     def _check_version(self, event: Any) -> None:
         if event.protocol_version is not msgspec.UNSET:
@@ -172,12 +173,15 @@ class Consumer:
             if notice is not None:
                 self._warn(notice)
 
-    def close(self) -> None:
-        """End of stream: raises ``ProtocolViolation(rule="truncated")`` if a run is still active."""
+    def close(self, *, inside_event: bool = False) -> None:
+        """End of stream: raises ``ProtocolViolation(rule="truncated")`` if a run is still active,
+        or if the body ended ``inside_event`` (a reader's ``discarded_partial``)."""
         if self._violation is not None:
             raise self._violation
         try:
             self._lifecycle.close()
+            if inside_event:
+                raise ProtocolViolation("truncated", "the body ended inside an event")
         except ProtocolViolation as violation:
             self._violation = violation
             raise
@@ -221,13 +225,18 @@ def consume(
     *,
     keep_events: bool = True,
     middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
 ) -> Result:
     """Run a whole stream through the consumer; never raises for a bad stream.
 
     ``keep_events=False`` keeps only the verdict, runs, messages and state, so a
     long stream is consumed in memory bounded by what it assembles.
     """
-    consumer = Consumer(version, input=input, middleware=middleware)
+    try:
+        consumer = Consumer(version, on_warning, input, middleware, max_open_items)
+    except MalformedEvent as violation:  # the input the run started from is malformed
+        return Result(outcome="failed", violation=violation)
     delivered: list[msgspec.Struct] | None = [] if keep_events else None
     try:
         consumer._feed_many(events, delivered)

@@ -31,7 +31,7 @@ import msgspec.inspect as mi
 
 from agui_msgspec._errors import MalformedEvent
 
-Payload = bytes | bytearray | memoryview | str | Mapping[str, Any]
+Payload = bytes | bytearray | memoryview | str | Mapping[str, Any] | msgspec.Struct
 # UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
 _MSGSPEC_PATH = re.compile(r"`\$((?:\.[^.\[`]+|\[\d+\]|\[\"(?:[^\"\\]|\\.)*\"\])*)`$")
@@ -79,11 +79,11 @@ class Enforcer:
             struct: {attr: _as_union(mi.type_info(union)) for attr, union in fields.items()}
             for struct, fields in bindings.OPEN_UNION_FIELDS.items()
         }
-        # struct → attribute → (wire name, list type, item type): one convert checks a whole list
+        # struct → attribute → (wire name, holder): a Struct whose ``items`` field holds the value;
+        # msgspec caches a Struct's type, so converting into it is cheap on the fast path
         self._open_union_validators = {
             struct: {
-                attr: (_encode_name(struct, attr), list[union], union)  # type: ignore[valid-type]
-                for attr, union in fields.items()
+                attr: (_encode_name(struct, attr), _holder(union)) for attr, union in fields.items()
             }
             for struct, fields in bindings.OPEN_UNION_FIELDS.items()
         }
@@ -96,8 +96,8 @@ class Enforcer:
 
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
-        if type(payload) is not bytes and isinstance(payload, Mapping):
-            payload = _encode_mapping(payload, index)
+        if type(payload) is not bytes and not isinstance(payload, (str, bytearray, memoryview)):
+            payload = encode_document(payload, index)
         try:
             event: msgspec.Struct = self._decoder.decode(payload)
         except _DECODE_ERRORS:
@@ -284,16 +284,20 @@ def _tagged_member(value: dict[str, Any], union: mi.UnionType) -> mi.StructType 
     return _Removed(f"unrecognised {tag_field} {tag!r}")
 
 
+def _holder(union: Any) -> type[msgspec.Struct]:
+    return msgspec.defstruct("OpenUnionItems", [("items", list[union] | union)])
+
+
 def _open_union_error(
-    event: msgspec.Struct, validators: dict[str, tuple[str, Any, Any]]
+    event: msgspec.Struct, validators: dict[str, tuple[str, type[msgspec.Struct]]]
 ) -> tuple[str, str] | None:
     """The first value of an open-union field that is not a valid member: (pointer, reason)."""
-    for attr, (wire, as_list, as_item) in validators.items():
-        value = getattr(event, attr)
+    for attr, (wire, holder) in validators.items():
         try:
-            msgspec.convert(value, as_list if isinstance(value, list) else as_item)
+            msgspec.convert({"items": getattr(event, attr)}, holder)
         except msgspec.ValidationError as exc:
-            return f"/{wire}{pointer_from_msgspec(str(exc))}", str(exc)
+            pointer = pointer_from_msgspec(str(exc)).removeprefix("/items")
+            return f"/{wire}{pointer}", str(exc).replace("$.items", "$")
     return None
 
 
@@ -306,8 +310,8 @@ def _encode_name(struct: type[msgspec.Struct], attr: str) -> str:
 
 def decode_document(payload: Payload, index: int) -> Any:
     """The payload as a generic JSON document (for stages that work on dicts)."""
-    if isinstance(payload, Mapping):
-        return msgspec.json.decode(_encode_mapping(payload, index))
+    if not isinstance(payload, (bytes, str, bytearray, memoryview)):
+        return msgspec.json.decode(encode_document(payload, index))
     return _decode_generic(payload, index)
 
 
@@ -329,12 +333,17 @@ def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -
         ) from None
 
 
-def _encode_mapping(payload: Mapping[str, Any], index: int) -> bytes:
+def encode_document(payload: object, index: int) -> bytes:
+    """A payload given as a Python value (a dict, an event Struct) as the JSON bytes it stands for."""
+    if isinstance(payload, msgspec.Struct):
+        return msgspec.json.encode(payload)
+    if not isinstance(payload, Mapping):
+        raise MalformedEvent(
+            "not-an-object", f"an event is a JSON object, got {_json_kind(payload)}", index=index
+        )
     # The standard library refuses NaN and Infinity, which msgspec would write as null.
     try:
-        return json.dumps(payload, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except RecursionError:
-        raise MalformedEvent("too-deep", "the event nests too deeply", index=index) from None
+        return json.dumps(dict(payload), allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
         raise MalformedEvent(
             "invalid-json", f"the event is not JSON-encodable: {exc}", index=index

@@ -68,8 +68,6 @@ _STANDS_ASIDE = frozenset(
 )
 # Run-level events close every lane.
 _CLOSES_ALL = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"})
-# A subagent's terminal event closes that subagent's lane.
-_CLOSES_OWN_LANE = frozenset({"SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 
 
 @dataclass
@@ -145,7 +143,9 @@ class Expander:
         stream = self._streams.get(lane_key)
         if stream is not None and (item_id is UNSET or item_id == stream.item_id):
             self._check_repeats(event, stream, index)
-            out.append(self._content(event, kind, stream.item_id, lane_key[0]))
+            if _value(event, "delta") is not UNSET or _value(event, "metadata") is not UNSET:
+                # a metadata-only continuation still reaches its item, on an empty delta
+                out.append(self._content(event, kind, stream.item_id, lane_key[0]))
             return out
         if stream is not None:  # a different id opens a new item; the previous one closes first
             out += self._close([lane_key])
@@ -160,7 +160,7 @@ class Expander:
         opener = self._opener_values(event, kind)
         self._streams[lane_key] = _Stream(kind, item_id, opener)
         out.append(self._start(event, kind, item_id, opener, lane_key[0]))
-        if _value(event, "delta") is not UNSET or _value(event, "metadata") is not UNSET:
+        if _value(event, "delta") is not UNSET:  # the opener carries the chunk's metadata
             out.append(self._content(event, kind, item_id, lane_key[0], carry_metadata=False))
         return out
 
@@ -216,6 +216,7 @@ class Expander:
             **fields,
             subagent_run_id=_or_unset(lane),
             timestamp=_value(event, "timestamp"),
+            raw_event=_value(event, "raw_event"),
             metadata=_value(event, "metadata"),
         )
 
@@ -229,6 +230,7 @@ class Expander:
             delta="" if delta is UNSET else delta,
             subagent_run_id=_or_unset(lane),
             timestamp=_value(event, "timestamp"),
+            raw_event=_value(event, "raw_event") if carry_metadata else UNSET,
             metadata=_value(event, "metadata") if carry_metadata else UNSET,
         )
 

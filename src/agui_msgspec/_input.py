@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
+from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -37,31 +38,56 @@ def prepare_input(
     report = warn or (lambda _message: None)
     declared = _declarable(version)
     bindings = bindings_for(declared or LATEST_VERSION)
+
+    def outgoing(document: dict[str, Any]) -> None:
+        messages = document.get("messages")
+        if isinstance(messages, list):
+            kept = [
+                m for m in messages if not (isinstance(m, dict) and m.get("role") == "activity")
+            ]
+            if len(kept) != len(messages):
+                report(f"input /messages: removed {len(messages) - len(kept)} activity message(s)")
+                document["messages"] = kept
+        if declared is None:
+            document.pop("protocolVersion", None)  # a pre-1.0 peer predates version negotiation
+        else:
+            document["protocolVersion"] = declared
+
+    prepared = read_input(input, bindings, report, adjust=outgoing)
+    _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
+    return prepared
+
+
+def read_input(
+    input: Any,
+    bindings: ModuleType,
+    warn: Callable[[str], None],
+    *,
+    adjust: Callable[[dict[str, Any]], None] | None = None,
+) -> Any:
+    """``input`` (a Struct of any version, or a wire-named dict) as this version's
+    ``RunAgentInput``: unknown material stripped with a warning, malformed fields fatal.
+
+    ``adjust`` may change the cleaned document before it is typed.
+    """
     document = msgspec.to_builtins(input) if isinstance(input, msgspec.Struct) else input
     if not isinstance(document, dict):
         raise MalformedEvent("malformed-input", "a RunAgentInput is a JSON object")
-    document = msgspec.json.decode(msgspec.json.encode(document))  # a private copy to clean
-    cleaned = Enforcer(bindings, report).clean(document, bindings.RunAgentInput, "input")
+    try:  # a private copy to clean, in plain JSON types
+        document = msgspec.json.decode(msgspec.json.encode(document))
+    except (TypeError, ValueError, msgspec.DecodeError) as exc:
+        raise MalformedEvent("malformed-input", f"input is not JSON: {exc}") from None
+    cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
     if not isinstance(cleaned, dict):
         raise MalformedEvent("malformed-input", f"input: {cleaned.reason}")
-    messages = cleaned.get("messages")
-    if isinstance(messages, list):
-        kept = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "activity")]
-        if len(kept) != len(messages):
-            report(f"input /messages: removed {len(messages) - len(kept)} activity message(s)")
-            cleaned["messages"] = kept
-    if declared is None:
-        cleaned.pop("protocolVersion", None)  # a pre-1.0 peer predates version negotiation
-    else:
-        cleaned["protocolVersion"] = declared
+    if adjust is not None:
+        adjust(cleaned)
     try:
-        prepared = msgspec.convert(cleaned, bindings.RunAgentInput)
+        return msgspec.convert(cleaned, bindings.RunAgentInput)
     except msgspec.ValidationError as exc:
         raise MalformedEvent(
             "malformed-input", f"input: {exc}", path=pointer_from_msgspec(str(exc))
         ) from None
-    _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
-    return prepared
 
 
 def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: datetime) -> None:

@@ -120,6 +120,7 @@ _ITEMS: dict[str, tuple[Kind, Act, str]] = {
 
 _OPEN_ORDER = (TEXT, TOOL, SPAN, THOUGHT, STEP, SUBAGENT)
 _NOT_OPEN: Any = object()
+_CONTINUE, _ACTIVE = Act.CONTINUE, StreamState.ACTIVE  # module globals: enum lookups cost per event
 
 DEFAULT_MAX_OPEN_ITEMS = 100_000
 """Items (messages, calls, steps, ...) one run may hold open at once: a resource bound,
@@ -192,7 +193,7 @@ class Lifecycle:
             event_type = _event_type(event)
             plan = self._plans[type(event)] = (event_type, _ITEMS.get(event_type))
         event_type, item = plan
-        if item is not None and item[1] is Act.CONTINUE and self.state is StreamState.ACTIVE:
+        if item is not None and item[1] is _CONTINUE and self.state is _ACTIVE:
             # Most of a stream is content for an open item: checked here, without more calls.
             kind = item[0]
             opener = self._open[kind].get(getattr(event, item[2]), _NOT_OPEN)
@@ -258,7 +259,7 @@ class Lifecycle:
         run.usage = list(_optional(event.usage) or [])
 
     def _fail_run(self, event: Any) -> None:
-        if self.state is StreamState.IDLE or self.state is StreamState.FAILED:
+        if self.state is StreamState.IDLE:  # a stream may open with RUN_ERROR: a run of its own
             self.runs.append(Run(thread_id=None, run_id=None))
         run = self.runs[-1]
         run.status = "failed"

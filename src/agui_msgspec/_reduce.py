@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct
 
-from agui_msgspec._errors import UsageError
+from agui_msgspec._input import read_input
 from agui_msgspec._patch import PatchConflict, apply_patch
 from agui_msgspec._tags import event_type
 
@@ -79,6 +79,7 @@ class Reducer:
         # id → the deltas streamed so far into a message's content or a tool call's
         # arguments: joined when read, not once per delta
         self._text: dict[str, list[str]] = {}
+        self._thoughts: dict[str, list[str]] = {}  # reasoning messages: their own lifecycle
         self._args: dict[str, list[str]] = {}
         if input is not None:
             self._seed(input)
@@ -92,8 +93,8 @@ class Reducer:
             "TOOL_CALL_END": self._tool_end,
             "TOOL_CALL_RESULT": self._tool_result,
             "REASONING_MESSAGE_START": self._thought_start,
-            "REASONING_MESSAGE_CONTENT": self._text_content,
-            "REASONING_MESSAGE_END": self._text_end,
+            "REASONING_MESSAGE_CONTENT": self._thought_content,
+            "REASONING_MESSAGE_END": self._thought_end,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
             "RUN_STARTED": self._end_streams,
             "RUN_ERROR": self._end_streams,
@@ -119,15 +120,12 @@ class Reducer:
     # --- seeding -------------------------------------------------------------------------
 
     def _seed(self, input: Any) -> None:
-        if not isinstance(input, self._b.RunAgentInput):
-            try:
-                input = msgspec.convert(input, self._b.RunAgentInput)
-            except msgspec.ValidationError as exc:
-                raise UsageError(f"input is not a RunAgentInput: {exc}") from None
-        if input.state is not UNSET:
-            self.state = input.state
-        for message in input.messages:
-            self._add(_own_copy(message))
+        # The same reading as outgoing input: what the version does not know is stripped.
+        seed = read_input(input, self._b, self._warn)
+        if seed.state is not UNSET:
+            self.state = seed.state
+        for message in seed.messages:
+            self._add(message)
 
     # --- messages ------------------------------------------------------------------------
 
@@ -139,18 +137,21 @@ class Reducer:
             self._tool_calls[call.id] = call
 
     def _replace(self, old: Any, new: Any) -> None:
-        self._messages[self._messages.index(old)] = new
+        position = next(i for i, message in enumerate(self._messages) if message is old)
+        self._messages[position] = new
         self._by_id[new.id] = new
 
     def _end_streams(self, event: Any, index: int) -> None:
         """A run boundary ends whatever was streaming (RUN_ERROR abandons open items)."""
         self._flush_all()
         self._text.clear()
+        self._thoughts.clear()
         self._args.clear()
 
     def _flush_all(self) -> None:
-        for message_id, parts in self._text.items():
-            self._by_id[message_id].content = _joined(parts)
+        for streams in (self._text, self._thoughts):
+            for message_id, parts in streams.items():
+                self._by_id[message_id].content = _joined(parts)
         for call_id, parts in self._args.items():
             self._tool_calls[call_id].function.arguments = _joined(parts)
 
@@ -161,18 +162,43 @@ class Reducer:
             existing = message_type(id=event.message_id, content="", name=event.name)
             existing.subagent_run_id = event.subagent_run_id
             self._add(existing)
+        elif not self._streamable(existing, _TEXT_ROLES, event, index):
+            return
         self._text[event.message_id] = [_text_of(existing)]
         _merge_metadata(existing, event)
 
+    def _streamable(self, existing: Any, roles: Any, event: Any, index: int) -> bool:
+        """Whether text may stream into ``existing``: a message of a streamed role whose
+        content is text. Another message under the same id keeps its content, with a warning."""
+        if _tag(existing) in roles and not isinstance(existing.content, list):
+            return True
+        self._warn(
+            f"event {index}: {event_type(event)} names message {existing.id!r}, a "
+            f"{_tag(existing)} message that cannot take streamed text; its text is not kept"
+        )
+        return False
+
     def _text_content(self, event: Any, index: int) -> None:
-        parts = self._text.get(event.message_id)
-        if parts is not None:
+        self._append_text(self._text, event)
+
+    def _text_end(self, event: Any, index: int) -> None:
+        self._end_text(self._text, event)
+
+    def _thought_content(self, event: Any, index: int) -> None:
+        self._append_text(self._thoughts, event)
+
+    def _thought_end(self, event: Any, index: int) -> None:
+        self._end_text(self._thoughts, event)
+
+    def _append_text(self, streams: dict[str, list[str]], event: Any) -> None:
+        parts = streams.get(event.message_id)
+        if parts is not None:  # None: the message cannot take text, or a snapshot removed it
             parts.append(event.delta)
             if event.metadata is not UNSET:
                 _merge_metadata(self._by_id[event.message_id], event)
 
-    def _text_end(self, event: Any, index: int) -> None:
-        parts = self._text.pop(event.message_id, None)
+    def _end_text(self, streams: dict[str, list[str]], event: Any) -> None:
+        parts = streams.pop(event.message_id, None)
         if parts is not None:
             message = self._by_id[event.message_id]
             message.content = _joined(parts)
@@ -184,7 +210,9 @@ class Reducer:
             existing = self._b.ReasoningMessage(id=event.message_id, content="")
             existing.subagent_run_id = event.subagent_run_id
             self._add(existing)
-        self._text[event.message_id] = [_text_of(existing)]
+        elif not self._streamable(existing, ("reasoning",), event, index):
+            return
+        self._thoughts[event.message_id] = [_text_of(existing)]
         _merge_metadata(existing, event)
 
     def _tool_start(self, event: Any, index: int) -> None:
@@ -202,6 +230,13 @@ class Reducer:
                 last.id if last is not None and _tag(last) == "assistant" else event.tool_call_id
             )
         parent = self._by_id.get(parent_id)
+        if parent is not None and _tag(parent) != "assistant":
+            self._warn(
+                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {_tag(parent)} message; "
+                f"the call is kept on an assistant message of its own, {event.tool_call_id!r}"
+            )
+            parent = self._by_id.get(event.tool_call_id)
+            parent_id = event.tool_call_id
         if parent is None or _tag(parent) != "assistant":
             parent = self._b.AssistantMessage(id=parent_id)
             parent.subagent_run_id = event.subagent_run_id
@@ -277,6 +312,7 @@ class Reducer:
             self._add(message)
         # What is still streaming continues from the snapshot's version of it.
         self._restart(self._text, self._by_id, _text_of, "message", index)
+        self._restart(self._thoughts, self._by_id, _text_of, "reasoning message", index)
         self._restart(self._args, self._tool_calls, _arguments_of, "tool call", index)
 
     def _restart(
