@@ -17,7 +17,7 @@ from typing import Any
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import ChunkViolation
-from agui_msgspec._tags import event_type as _event_type
+from agui_msgspec._tags import tag_of
 
 Lane = str | None  # a subagentRunId, or None for the parent agent
 
@@ -99,7 +99,7 @@ class Expander:
         return self._streams
 
     def expand(self, event: Struct, index: int) -> list[Struct]:
-        event_type = _event_type(event)
+        event_type = tag_of(event)
         kind = _KINDS.get(event_type)
         if kind is not None:
             return self._chunk(event, kind, index)

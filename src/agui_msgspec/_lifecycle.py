@@ -22,7 +22,7 @@ from typing import Any, Literal
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
-from agui_msgspec._tags import event_type as _event_type
+from agui_msgspec._tags import tag_of
 
 RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
 
@@ -164,8 +164,7 @@ _STATUS_BY_OUTCOME: dict[str, RunStatus] = {"interrupt": "interrupted", "cancell
 
 def _status_of(outcome: Any) -> RunStatus:
     """Absent, success or a stripped unknown outcome all read as completed."""
-    tag = None if outcome is None else type(outcome).__struct_config__.tag
-    return _STATUS_BY_OUTCOME.get(str(tag), "completed")
+    return "completed" if outcome is None else _STATUS_BY_OUTCOME.get(tag_of(outcome), "completed")
 
 
 def _optional(value: Any) -> Any:
@@ -190,7 +189,7 @@ class Lifecycle:
     def receive(self, event: Struct, index: int) -> None:
         plan = self._plans.get(type(event))
         if plan is None:
-            event_type = _event_type(event)
+            event_type = tag_of(event)
             plan = self._plans[type(event)] = (event_type, _ITEMS.get(event_type))
         event_type, item = plan
         if item is not None and item[1] is _CONTINUE and self.state is _ACTIVE:

@@ -17,21 +17,11 @@ from msgspec import UNSET, Struct
 
 from agui_msgspec._input import read_input
 from agui_msgspec._patch import PatchConflict, apply_patch
-from agui_msgspec._tags import event_type
+from agui_msgspec._tags import tag_of
 
-_TEXT_ROLES = {
-    "developer": "DeveloperMessage",
-    "system": "SystemMessage",
-    "assistant": "AssistantMessage",
-    "user": "UserMessage",
-}
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
 _UNSEEN: Any = object()
-
-
-def _tag(struct: Struct) -> str:
-    return event_type(struct)  # messages are tagged on role the same way events are on type
 
 
 def _merge_metadata(target: Any, event: Any) -> None:
@@ -72,6 +62,13 @@ class Reducer:
     ) -> None:
         self._b = bindings
         self._warn = warn
+        # role → message Struct, for the roles a text message may stream as
+        streamed = bindings.CLOSED_STRING_SETS["TextMessageRole"]
+        self._text_roles: dict[str, Any] = {
+            role: struct
+            for role, struct in bindings.UNIONS["Message"][1].items()
+            if role in streamed
+        }
         self.state: Any = {}
         self._messages: list[Any] = []
         self._by_id: dict[str, Any] = {}
@@ -113,7 +110,7 @@ class Reducer:
     def apply(self, event: Struct, index: int) -> None:
         handler = self._by_class.get(type(event), _UNSEEN)
         if handler is _UNSEEN:
-            handler = self._by_class[type(event)] = self._handlers.get(_tag(event))
+            handler = self._by_class[type(event)] = self._handlers.get(tag_of(event))
         if handler is not None:
             handler(event, index)
 
@@ -158,11 +155,11 @@ class Reducer:
     def _text_start(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
         if existing is None:
-            message_type = getattr(self._b, _TEXT_ROLES[event.role])
+            message_type = self._text_roles[event.role]
             existing = message_type(id=event.message_id, content="", name=event.name)
             existing.subagent_run_id = event.subagent_run_id
             self._add(existing)
-        elif not self._streamable(existing, _TEXT_ROLES, event, index):
+        elif not self._streamable(existing, self._text_roles, event, index):
             return
         self._text[event.message_id] = [_text_of(existing)]
         _merge_metadata(existing, event)
@@ -170,11 +167,11 @@ class Reducer:
     def _streamable(self, existing: Any, roles: Any, event: Any, index: int) -> bool:
         """Whether text may stream into ``existing``: a message of a streamed role whose
         content is text. Another message under the same id keeps its content, with a warning."""
-        if _tag(existing) in roles and not isinstance(existing.content, list):
+        if tag_of(existing) in roles and not isinstance(existing.content, list):
             return True
         self._warn(
-            f"event {index}: {event_type(event)} names message {existing.id!r}, a "
-            f"{_tag(existing)} message that cannot take streamed text; its text is not kept"
+            f"event {index}: {tag_of(event)} names message {existing.id!r}, a "
+            f"{tag_of(existing)} message that cannot take streamed text; its text is not kept"
         )
         return False
 
@@ -227,17 +224,17 @@ class Reducer:
         if parent_id is UNSET:
             last = self._messages[-1] if self._messages else None
             parent_id = (
-                last.id if last is not None and _tag(last) == "assistant" else event.tool_call_id
+                last.id if last is not None and tag_of(last) == "assistant" else event.tool_call_id
             )
         parent = self._by_id.get(parent_id)
-        if parent is not None and _tag(parent) != "assistant":
+        if parent is not None and tag_of(parent) != "assistant":
             self._warn(
-                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {_tag(parent)} message; "
+                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {tag_of(parent)} message; "
                 f"the call is kept on an assistant message of its own, {event.tool_call_id!r}"
             )
             parent = self._by_id.get(event.tool_call_id)
             parent_id = event.tool_call_id
-        if parent is None or _tag(parent) != "assistant":
+        if parent is None or tag_of(parent) != "assistant":
             parent = self._b.AssistantMessage(id=parent_id)
             parent.subagent_run_id = event.subagent_run_id
             self._add(parent)
@@ -282,7 +279,7 @@ class Reducer:
             target = self._tool_calls.get(event.entity_id)
         else:
             target = self._by_id.get(event.entity_id)
-            if target is not None and _tag(target) == "activity":
+            if target is not None and tag_of(target) == "activity":
                 target = None
         if target is None:
             self._warn(
@@ -298,12 +295,12 @@ class Reducer:
     def _messages_snapshot(self, event: Any, index: int) -> None:
         self._flush_all()
         incoming = {message.id: _own_copy(message) for message in event.messages}
-        carried_roles = {_tag(message) for message in event.messages}
+        carried_roles = {tag_of(message) for message in event.messages}
         kept = []
         for message in self._messages:
             if message.id in incoming:
                 kept.append(incoming.pop(message.id))
-            elif _tag(message) in _CLIENT_ONLY_ROLES and _tag(message) not in carried_roles:
+            elif tag_of(message) in _CLIENT_ONLY_ROLES and tag_of(message) not in carried_roles:
                 kept.append(message)
         self._messages = []
         self._by_id = {}
@@ -349,7 +346,7 @@ class Reducer:
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
-        if existing is not None and _tag(existing) == "activity" and not event.replace:
+        if existing is not None and tag_of(existing) == "activity" and not event.replace:
             return
         message = self._b.ActivityMessage(
             id=event.message_id,
@@ -367,7 +364,7 @@ class Reducer:
 
     def _activity_delta(self, event: Any, index: int) -> None:
         target = self._by_id.get(event.message_id)
-        if target is None or _tag(target) != "activity":
+        if target is None or tag_of(target) != "activity":
             self._warn(
                 f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
             )
