@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import msgspec
+import msgspec.inspect
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import ChunkViolation
@@ -92,6 +94,11 @@ class Expander:
             bindings.EVENT_TYPES[kind.chunk] for kind in _KINDS.values()
         )
         """The chunk Structs: while no chunk stream is open, other events pass through as they are."""
+        # kind → what its START Struct fixes when a chunk leaves it out: a schema default
+        # (a text message's role, assistant) or a const (a reasoning message's role)
+        self._implied = {
+            kind: _implied_fields(getattr(bindings, kind.start)) for kind in _KINDS.values()
+        }
 
     @property
     def streams(self) -> dict[tuple[Lane, _ChunkKind], _Stream]:
@@ -186,10 +193,10 @@ class Expander:
         )
 
     def _opener_values(self, event: Struct, kind: _ChunkKind) -> dict[str, Any]:
+        """The opener's fields, absence resolved as the START event would resolve it."""
+        implied = self._implied[kind]
         values = {attr: _value(event, attr) for attr in kind.opener_fields}
-        if kind is _TEXT and values["role"] is UNSET:
-            values["role"] = "assistant"  # an absent role means assistant, as on TEXT_MESSAGE_START
-        return values
+        return {attr: implied.get(attr, UNSET) if v is UNSET else v for attr, v in values.items()}
 
     @staticmethod
     def _check_repeats(event: Struct, stream: _Stream, index: int) -> None:
@@ -208,9 +215,7 @@ class Expander:
         self, event: Struct, kind: _ChunkKind, item_id: str, opener: dict[str, Any], lane: Lane
     ) -> Struct:
         start = getattr(self._bindings, kind.start)
-        fields = {attr: value for attr, value in opener.items() if value is not UNSET}
-        if kind is _THOUGHT:
-            fields["role"] = "reasoning"
+        fields = {**self._implied[kind], **{a: v for a, v in opener.items() if v is not UNSET}}
         return start(  # type: ignore[no-any-return]
             **{kind.id_attr: item_id},
             **fields,
@@ -237,6 +242,18 @@ class Expander:
 
 def _or_unset(lane: Lane) -> Any:
     return UNSET if lane is None else lane
+
+
+def _implied_fields(start: type[Struct]) -> dict[str, Any]:
+    implied: dict[str, Any] = {}
+    info = msgspec.inspect.type_info(start)
+    assert isinstance(info, msgspec.inspect.StructType)
+    for field in info.fields:
+        if isinstance(field.type, msgspec.inspect.LiteralType) and len(field.type.values) == 1:
+            implied[field.name] = field.type.values[0]
+        elif field.default not in (msgspec.NODEFAULT, UNSET):
+            implied[field.name] = field.default
+    return implied
 
 
 def _wire(attr: str) -> str:
