@@ -30,6 +30,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._patch import json_kind, pointer_token
 
 Payload = bytes | bytearray | memoryview | str | Mapping[str, Any] | msgspec.Struct
 # UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
@@ -47,11 +48,6 @@ class _Removed:
     """What the walk returns in place of a value that must go, and why."""
 
     reason: str
-
-
-def pointer_token(key: str) -> str:
-    """Escape one reference token of a JSON Pointer (RFC 6901)."""
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def pointer_from_msgspec(message: str) -> str:
@@ -119,7 +115,7 @@ class Enforcer:
         if not isinstance(document, dict):
             raise MalformedEvent(
                 "not-an-object",
-                f"an event is a JSON object, got {_json_kind(document)}",
+                f"an event is a JSON object, got {json_kind(document)}",
                 index=index,
             )
         event_type = document.get("type")
@@ -339,7 +335,7 @@ def encode_document(payload: object, index: int) -> bytes:
         return msgspec.json.encode(payload)
     if not isinstance(payload, Mapping):
         raise MalformedEvent(
-            "not-an-object", f"an event is a JSON object, got {_json_kind(payload)}", index=index
+            "not-an-object", f"an event is a JSON object, got {json_kind(payload)}", index=index
         )
     # The standard library refuses NaN and Infinity, which msgspec would write as null.
     try:
@@ -348,17 +344,6 @@ def encode_document(payload: object, index: int) -> bytes:
         raise MalformedEvent(
             "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
         ) from None
-
-
-def _json_kind(value: Any) -> str:
-    kinds = {
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-    }
-    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def _as_struct(info: mi.Type) -> mi.StructType:

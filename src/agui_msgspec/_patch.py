@@ -246,14 +246,14 @@ def _missing(tokens: list[str], depth: int) -> _Fault:
 
 
 def _not_container(node: Any, tokens: list[str], depth: int) -> _Fault:
-    return _Fault(f"{_location(tokens, depth)} is {_kind(node)}, not an object or array")
+    return _Fault(f"{_location(tokens, depth)} is {json_kind(node)}, not an object or array")
 
 
 def _location(tokens: list[str], depth: int) -> str:
     """Where ``tokens[:depth]`` points, for a diagnosis."""
     if depth == 0:
         return "the root"
-    return _show("".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens[:depth]))
+    return _show("".join("/" + pointer_token(t) for t in tokens[:depth]))
 
 
 def _describe(index: int, operation: object) -> str:
@@ -277,10 +277,11 @@ def _sample(value: Any) -> str:
     try:
         return _brief.repr(value)
     except ValueError:  # an int too long for int_max_str_digits
-        return _kind(value)
+        return json_kind(value)
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What kind of JSON value ``value`` is, for a diagnosis ("an array", "null", ...)."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):
@@ -289,7 +290,16 @@ def _kind(value: Any) -> str:
         return "a string"
     if value is None:
         return "null"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
     return f"a {type(value).__name__}"
+
+
+def pointer_token(key: str) -> str:
+    """Escape one reference token of a JSON Pointer (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _copy(value: Any) -> Any:
