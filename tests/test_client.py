@@ -28,7 +28,7 @@ import pytest
 from agui_msgspec import v1_1
 from agui_msgspec._cli import main
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult
-from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
+from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
 
 T = TypeVar("T")
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -633,3 +633,20 @@ def test_run_exits_2_without_httpx(
     monkeypatch.setitem(sys.modules, "httpx", None)
     assert main(["run", "http://127.0.0.1:9/"]) == 2
     assert "agui-msgspec[http]" in capsys.readouterr().err
+
+
+def test_a_resume_must_answer_every_interrupt_of_the_threads_last_run() -> None:
+    interrupt = {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval"}]}
+    bodies = iter([sse(START, {**FINISH, "outcome": interrupt}), sse(*ANSWER)])
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=SSE, content=next(bodies))
+
+    agent = agent_for(handler)
+    assert run(agent.run_agent(INPUT)).run.status == "interrupted"
+    with pytest.raises(MalformedEvent) as refused:
+        agent.run(INPUT)  # no resume entry for i1: refused before any request
+    assert refused.value.rule == "resume-uncovered"
+    resumed = {**INPUT, "runId": "r2", "resume": [{"interruptId": "i1", "status": "resolved"}]}
+    assert run(agent.run_agent(resumed)).run.status == "completed"
+    agent.run(INPUT)  # the thread has no open interrupt any more

@@ -145,13 +145,16 @@ class HttpAgent:
         self.max_event_size = max_event_size
         self.client = client
         self.on_warning = on_warning
+        # thread → the interrupts its last run stopped on: the next input must answer them all
+        self._open_interrupts: dict[str, list[Any]] = {}
 
     def run(self, input: msgspec.Struct | dict[str, Any]) -> RunStream:
         """Start a run: iterate the returned stream for its events, then await ``result()``.
 
         ``input`` is a ``RunAgentInput`` Struct or wire-named dict; it is enforced
         and declares ``version`` before it is sent (a malformed one raises
-        ``MalformedEvent`` here). The request is made when the stream is entered
+        ``MalformedEvent`` here). After a run on the thread stopped on interrupts,
+        an input whose ``resume`` leaves one unanswered is refused the same way. The request is made when the stream is entered
         (``async with``) or first iterated.
         """
         return RunStream(self, input)
@@ -179,7 +182,12 @@ class RunStream:
     def __init__(self, agent: HttpAgent, input: msgspec.Struct | dict[str, Any]) -> None:
         self._agent = agent
         self.warnings: list[str] = []
-        prepared = prepare_input(input, agent.version, self._warn)
+        thread_id = (
+            input.get("threadId") if isinstance(input, dict) else getattr(input, "thread_id", None)
+        )
+        interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
+        prepared = prepare_input(input, agent.version, self._warn, interrupts=interrupts)
+        self._thread_id: str = prepared.thread_id
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         self._consumer = Consumer(agent.version, on_warning=self._warn, input=prepared)
@@ -319,11 +327,19 @@ class RunStream:
             reader.close()
             self._close_stream(dropped)
             self._ended = True
+            self._remember_interrupts()
         except ProtocolViolation as violation:
             self._failure = violation
             raise
         finally:
             await self._resources.aclose()
+
+    def _remember_interrupts(self) -> None:
+        runs = self._consumer.runs
+        if runs and runs[-1].status == "interrupted":
+            self._agent._open_interrupts[self._thread_id] = list(runs[-1].interrupts)
+        else:
+            self._agent._open_interrupts.pop(self._thread_id, None)
 
     def _close_stream(self, dropped: Exception | None) -> None:
         cause = "" if dropped is None else f" (the connection failed: {dropped!r})"
