@@ -269,7 +269,7 @@ def pipeline(
                 events += consumer.feed(payload)
         for payload in reader.close():
             events += consumer.feed(payload)
-        consumer.close()
+        consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation as exc:
         violation = exc
     return (

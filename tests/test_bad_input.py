@@ -163,7 +163,7 @@ def judge(case: Case) -> Judged:
                 delivered += consumer.feed(payload)
         for payload in reader.close():
             delivered += consumer.feed(payload)
-        consumer.close()
+        consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation as exc:
         violation = exc
     return Judged(

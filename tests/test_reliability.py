@@ -722,7 +722,7 @@ def through_reader(make: Callable[[], PayloadReader], chunks: Sequence[bytes]) -
                 delivered += consumer.feed(payload)
         for payload in reader.close():
             delivered += consumer.feed(payload)
-        consumer.close()
+        consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation as violation:
         rejected: ProtocolViolation | None = violation
         delivered += cast("list[msgspec.Struct]", violation.delivered)

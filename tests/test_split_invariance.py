@@ -47,7 +47,7 @@ def verdict_of_chunks(body: bytes, cuts: list[int]) -> tuple[object, ...]:
                 delivered += consumer.feed(payload)
         for payload in reader.close():
             delivered += consumer.feed(payload)
-        consumer.close()
+        consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation as violation:
         delivered += violation.delivered  # type: ignore[arg-type]
     return summary(consumer.result(delivered))
