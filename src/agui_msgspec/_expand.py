@@ -87,7 +87,15 @@ class Expander:
     """Turns chunk events into explicit triads; passes every other event through."""
 
     def __init__(self, bindings: ModuleType) -> None:
-        self._bindings = bindings
+        # kind → its (START, CONTENT, END) Structs in these bindings, resolved once
+        self._triads: dict[_ChunkKind, tuple[Any, Any, Any]] = {
+            kind: (
+                getattr(bindings, kind.start),
+                getattr(bindings, kind.content),
+                getattr(bindings, kind.end),
+            )
+            for kind in _KINDS.values()
+        }
         # (lane, kind) → the open chunk stream
         self._streams: dict[tuple[Lane, _ChunkKind], _Stream] = {}
         self.chunk_types: frozenset[type] = frozenset(
@@ -96,9 +104,7 @@ class Expander:
         """The chunk Structs: while no chunk stream is open, other events pass through as they are."""
         # kind → what its START Struct fixes when a chunk leaves it out: a schema default
         # (a text message's role, assistant) or a const (a reasoning message's role)
-        self._implied = {
-            kind: _implied_fields(getattr(bindings, kind.start)) for kind in _KINDS.values()
-        }
+        self._implied = {kind: _implied_fields(self._triads[kind][0]) for kind in _KINDS.values()}
 
     @property
     def streams(self) -> dict[tuple[Lane, _ChunkKind], _Stream]:
@@ -129,7 +135,7 @@ class Expander:
         ends = []
         for key in keys:
             stream = self._streams.pop(key)
-            end = getattr(self._bindings, stream.kind.end)
+            end = self._triads[stream.kind][2]
             lane = key[0]
             ends.append(
                 end(**{stream.kind.id_attr: stream.item_id}, subagent_run_id=_or_unset(lane))
@@ -214,7 +220,7 @@ class Expander:
     def _start(
         self, event: Struct, kind: _ChunkKind, item_id: str, opener: dict[str, Any], lane: Lane
     ) -> Struct:
-        start = getattr(self._bindings, kind.start)
+        start = self._triads[kind][0]
         fields = {**self._implied[kind], **{a: v for a, v in opener.items() if v is not UNSET}}
         return start(  # type: ignore[no-any-return]
             **{kind.id_attr: item_id},
@@ -228,7 +234,7 @@ class Expander:
     def _content(
         self, event: Struct, kind: _ChunkKind, item_id: str, lane: Lane, carry_metadata: bool = True
     ) -> Struct:
-        content = getattr(self._bindings, kind.content)
+        content = self._triads[kind][1]
         delta = _value(event, "delta")
         return content(  # type: ignore[no-any-return]
             **{kind.id_attr: item_id},
