@@ -492,3 +492,51 @@ def test_jsonl_any_chunking_gives_the_whole_body_payloads(data: st.DataObject) -
     assert got == jsonl(body) == payloads
     assert all(type(payload) is bytes for payload in got)
     assert [msgspec.json.decode(payload) for payload in got] == events
+
+
+# --- SSE: the one-split framing of plain events --------------------------------------------
+
+SSE_PIECES = st.sampled_from(
+    [b"data: ", b"data:", b"data", b"\n", b"\n\n", b"\n\ndata: ", b"\r", b": c", b"{}", b"x"]
+)
+
+
+def frames(body: bytes, chunks: list[bytes], max_event_size: int) -> tuple[object, ...]:
+    """Everything a caller sees of an SSE reader: payloads, the error with its index, and
+    whether the end discarded an event."""
+    reader = SSEReader(max_event_size=max_event_size)
+    payloads: list[bytes] = []
+    try:
+        for chunk in chunks:
+            payloads += reader.feed(chunk)
+        payloads += reader.close()
+    except TransportError as error:
+        return (payloads, error.rule, error.index)
+    return (payloads, reader.discarded_partial)
+
+
+@settings(deadline=None)
+@given(st.data())
+def test_plain_events_split_at_once_frame_as_the_line_loop_does(data: st.DataObject) -> None:
+    """Most bodies are ``data: <json>\\n\\n`` events, framed with one split per chunk; any
+    body, however cut and whatever the size limit, must frame as if line by line."""
+    body = b"data: " + b"".join(data.draw(st.lists(SSE_PIECES, max_size=30), label="pieces"))
+    chunks = chunked(data, body)
+    max_event_size = data.draw(st.sampled_from([1, 3, 8, DEFAULT_MAX_EVENT_SIZE]), label="max")
+    fast = frames(body, chunks, max_event_size)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(SSEReader, "_frame_plain_events", lambda self, text, out: text)
+        line_by_line = frames(body, chunks, max_event_size)
+    assert fast == line_by_line
+
+
+def test_plain_events_are_framed_with_one_split() -> None:
+    reader = SSEReader()
+    body = b'data: {"a":1}\n\ndata: \n\ndata: {"b":2}\n\ndata: {"c"'
+    assert reader.feed(body) == [b'{"a":1}', b"", b'{"b":2}']
+    assert reader.feed(b":3}\n\n") == [b'{"c":3}']
+
+
+def test_a_body_not_all_plain_events_is_framed_line_by_line() -> None:
+    body = b'data: {"a":1}\n\n: keep-alive\n\ndata: {"b":\ndata: 2}\n\n'
+    assert sse(body) == [b'{"a":1}', b'{"b":\n2}']

@@ -46,6 +46,8 @@ from agui_msgspec._errors import TransportError, UsageError
 
 DEFAULT_MAX_EVENT_SIZE = 10 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
+# Between two events in the spelling producers send: "data: <payload>\n\ndata: <payload>".
+_PLAIN_EVENT_SEPARATOR = b"\n\ndata: "
 
 
 class PayloadReader(Protocol):
@@ -163,6 +165,8 @@ class SSEReader(_LineReader):
         if has_cr:
             self._pending_cr = text.endswith(b"\r")
             text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        elif not self._data and text[:6] == b"data: ":
+            text = self._frame_plain_events(text, out)
         lines = text.split(b"\n")
         self._tail = bytearray(lines.pop())
         data = self._data
@@ -191,6 +195,24 @@ class SSEReader(_LineReader):
             data.append(value)
         self._size = size
         self._check_tail(out)
+
+    def _frame_plain_events(self, text: bytes, out: list[bytes]) -> bytes:
+        """Frame the leading events of ``text`` that are all ``data: <payload>\\n\\n``, the
+        spelling producers send, with one split; return the rest for the line loop.
+
+        If every LF before the last blank line belongs to an ``\\n\\ndata: `` separator,
+        those lines are exactly: a data line, a blank line, a data line, ... so splitting
+        on the separator yields the payloads the line loop would.
+        """
+        end = text.rfind(b"\n\n")
+        if (
+            end < 0
+            or end > self.max_event_size  # a payload might exceed it: the line loop reports that
+            or text.count(b"\n", 0, end) != 2 * text.count(_PLAIN_EVENT_SEPARATOR, 0, end)
+        ):
+            return text
+        out += text[6:end].split(_PLAIN_EVENT_SEPARATOR)
+        return text[end + 2 :]
 
     def _check_tail(self, out: list[bytes]) -> None:
         tail = self._tail
