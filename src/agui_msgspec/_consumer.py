@@ -8,24 +8,46 @@ stream and reports instead of raising.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
+from msgspec import UNSET
 
 from agui_msgspec._compat import Compatibility
 from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
-from agui_msgspec._reduce import Reducer
+from agui_msgspec._reduce import DeltaSink, Reducer
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,
 returns the (possibly changed) dict, or None to drop the event."""
+
+
+class _Repeat(NamedTuple):
+    """The last event the verifier and the reducer took, when it was a delta that only
+    continued an open item and grew its buffer: the event class, the attribute naming the
+    item, the item, its ``subagent_run_id``, and the buffer's ``append``."""
+
+    event_type: type | None
+    item_attr: str
+    item_id: Any
+    owner: Any
+    sink: DeltaSink | None
+
+
+_NO_REPEAT = _Repeat(None, "", None, None, None)
+# Payloads per strict batch decode: enough to amortise the call, few enough to stay in cache.
+_BATCH_SIZE = 1024
+
+
+def _too_deep(index: int) -> MalformedEvent:
+    return MalformedEvent("too-deep", "the event nests too deeply", index=index)
 
 
 class Consumer:
@@ -62,6 +84,7 @@ class Consumer:
         self._reducer = Reducer(self.bindings, self._warn, input)
         self._index = 0
         self._violation: ProtocolViolation | None = None
+        self._repeat = _NO_REPEAT
 
     @property
     def runs(self) -> list[Run]:
@@ -94,11 +117,16 @@ class Consumer:
         later one of those breaks a rule, the earlier ones are on the violation's
         ``delivered``, so nothing that passed is lost.
         """
+        return self.feed_many((payload,))
+
+    def feed_many(self, payloads: Sequence[Payload]) -> list[msgspec.Struct]:
+        """Take several payloads in order, such as those a reader made of one chunk; return
+        the events to deliver. The same as ``feed`` on each, at a lower cost per event."""
         if self._violation is not None:
             raise self._violation
         delivered: list[msgspec.Struct] = []
         try:
-            self._feed_many((payload,), delivered)
+            self._feed_many(payloads, delivered)
         except ProtocolViolation as violation:
             violation.delivered = list(delivered)
             raise
@@ -107,44 +135,93 @@ class Consumer:
     def _feed_many(
         self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
     ) -> None:
-        """Every stage, payload by payload; appends each event as it passes, so what passed
+        """Every stage, event by event; appends each event as it passes, so what passed
         before a violation is not lost. One loop for many payloads keeps the per-event
         overhead to the stages themselves."""
         if self._violation is not None:
             raise self._violation
-        decode, expand = self._enforcer.decode, self._expander.expand
+        expand = self._expander.expand
         receive, apply = self._lifecycle.receive, self._reducer.apply
         streams, chunk_types = self._expander.streams, self._expander.chunk_types
-        index = self._index
+        # Most of a stream is deltas repeating the item of the delta before: those skip the
+        # verifier and the reducer, which said (_Repeat) what such an event would do there.
+        repeat_type, item_attr, item_id, owner, sink = self._repeat
+        index = self._index - 1
         try:
-            for payload in payloads:
-                index = self._index
-                self._index = index + 1
-                if self._middleware:
-                    document = self._before_enforcement(payload, index)
-                    if document is None:
+            for batch, events in self._batches(payloads):
+                for event in self._decode_each(batch, index + 1) if events is None else events:
+                    index += 1
+                    if event is None:
                         continue
-                    payload = document  # noqa: PLW2901
-                event = decode(payload, index)
-                if event is None:
-                    continue
-                if streams or type(event) in chunk_types:
-                    for expanded in expand(event, index):
-                        self._deliver(expanded, index, delivered)
-                    continue
-                # _deliver, inlined: most events are not chunks, and a call per event is measurable
-                receive(event, index)
-                if type(event) is self._run_started:
-                    self._check_version(event)
-                apply(event, index)
-                if delivered is not None:
-                    delivered.append(event)
+                    if (
+                        type(event) is repeat_type
+                        and getattr(event, item_attr) == item_id
+                        and event.subagent_run_id == owner  # type: ignore[attr-defined]
+                        and event.metadata is UNSET  # type: ignore[attr-defined]
+                    ):
+                        sink(event.delta)  # type: ignore[attr-defined, misc]
+                        if delivered is not None:
+                            delivered.append(event)
+                        continue
+                    repeat_type = None
+                    if streams or type(event) in chunk_types:
+                        for expanded in expand(event, index):
+                            self._deliver(expanded, index, delivered)
+                        continue
+                    # _deliver, inlined: most events are not chunks; a call per event is measurable
+                    continued = receive(event, index)
+                    if type(event) is self._run_started:
+                        self._check_version(event)
+                    grown = apply(event, index)
+                    if delivered is not None:
+                        delivered.append(event)
+                    if continued is not None and grown is not None:
+                        repeat_type, item_attr, sink = type(event), continued, grown
+                        item_id = getattr(event, continued)
+                        owner = event.subagent_run_id  # type: ignore[attr-defined]
         except ProtocolViolation as violation:
             self._violation = violation
             raise
         except RecursionError:
-            self._violation = MalformedEvent("too-deep", "the event nests too deeply", index=index)
+            self._violation = _too_deep(index)
             raise self._violation from None
+        finally:
+            self._index = index + 1
+            self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
+
+    def _batches(
+        self, payloads: Iterable[Payload]
+    ) -> Iterable[tuple[Iterable[Payload], list[msgspec.Struct] | None]]:
+        """The payloads in batches, each with its events if the strict decoder alone gave
+        them all (the fast path, for slices of a list or tuple), else None: one by one.
+        Anything else (a generator, say) goes one by one as it comes, and so does middleware."""
+        if self._middleware or not isinstance(payloads, (list, tuple)):
+            return ((payloads, None),)
+        decode_conformant = self._enforcer.decode_conformant
+        return (
+            (batch, decode_conformant(batch))
+            for batch in (
+                payloads[start : start + _BATCH_SIZE]
+                for start in range(0, len(payloads), _BATCH_SIZE)
+            )
+        )
+
+    def _decode_each(
+        self, payloads: Iterable[Payload], index: int
+    ) -> Iterator[msgspec.Struct | None]:
+        """Middleware, then enforcement, payload by payload; None for a dropped event."""
+        decode = self._enforcer.decode
+        for payload in payloads:
+            try:
+                if self._middleware:
+                    document = self._before_enforcement(payload, index)
+                    event = None if document is None else decode(document, index)
+                else:
+                    event = decode(payload, index)
+            except RecursionError:
+                raise _too_deep(index) from None
+            yield event
+            index += 1
 
     def _deliver(
         self, event: msgspec.Struct, index: int, delivered: list[msgspec.Struct] | None

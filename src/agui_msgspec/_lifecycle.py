@@ -186,7 +186,13 @@ class Lifecycle:
         # event class → (wire type, its row of _ITEMS): computed once per class
         self._plans: dict[type, tuple[str, tuple[Kind, Act, str] | None]] = {}
 
-    def receive(self, event: Struct, index: int) -> None:
+    def receive(self, event: Struct, index: int) -> str | None:
+        """Check ``event`` against the rules and record its effect, or raise the rule it breaks.
+
+        For an event that only continued an open item, return the attribute naming the item:
+        the machine did not change, so until the next ``receive`` an event of the same class
+        naming the same item with the same ``subagent_run_id`` passes unchanged too.
+        """
         plan = self._plans.get(type(event))
         if plan is None:
             event_type = tag_of(event)
@@ -201,7 +207,7 @@ class Lifecycle:
             owner = event.subagent_run_id  # type: ignore[attr-defined]
             if owner is not UNSET and owner != opener:
                 self._check_owner(kind, getattr(event, item[2]), opener, owner, event_type, index)
-            return
+            return item[2]
         row = _TRANSITIONS[self.state]
         target = row[event_type] if event_type in _RUN_EVENTS else row["*"]
         if isinstance(target, str):
@@ -217,6 +223,7 @@ class Lifecycle:
         elif item is not None:
             self._track(event, event_type, item, index)
         self.state = target
+        return None
 
     def close(self) -> None:
         """End of stream. A run still active is truncated: never a success."""

@@ -22,6 +22,8 @@ from agui_msgspec._tags import tag_of
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
 _UNSEEN: Any = object()
+DeltaSink = Callable[[str], None]
+"""Where the text deltas of one message or the argument deltas of one tool call go."""
 
 
 def _merge_metadata(target: Any, event: Any) -> None:
@@ -81,7 +83,7 @@ class Reducer:
         if input is not None:
             self._seed(input)
         self._by_class: dict[type, Any] = {}
-        self._handlers: dict[str, Callable[[Any, int], None]] = {
+        self._handlers: dict[str, Callable[[Any, int], DeltaSink | None]] = {
             "TEXT_MESSAGE_START": self._text_start,
             "TEXT_MESSAGE_CONTENT": self._text_content,
             "TEXT_MESSAGE_END": self._text_end,
@@ -107,12 +109,17 @@ class Reducer:
         self._flush_all()
         return list(self._messages)
 
-    def apply(self, event: Struct, index: int) -> None:
+    def apply(self, event: Struct, index: int) -> DeltaSink | None:
+        """Apply one verified event.
+
+        For a delta that only grew a message's text or a call's arguments, return that
+        buffer's ``append``: until the next ``apply``, the delta of an event of the same
+        class naming the same item, without metadata, has no other effect.
+        """
         handler = self._by_class.get(type(event), _UNSEEN)
         if handler is _UNSEEN:
             handler = self._by_class[type(event)] = self._handlers.get(tag_of(event))
-        if handler is not None:
-            handler(event, index)
+        return None if handler is None else handler(event, index)
 
     # --- seeding -------------------------------------------------------------------------
 
@@ -175,24 +182,26 @@ class Reducer:
         )
         return False
 
-    def _text_content(self, event: Any, index: int) -> None:
-        self._append_text(self._text, event)
+    def _text_content(self, event: Any, index: int) -> DeltaSink | None:
+        return self._append_text(self._text, event)
 
     def _text_end(self, event: Any, index: int) -> None:
         self._end_text(self._text, event)
 
-    def _thought_content(self, event: Any, index: int) -> None:
-        self._append_text(self._thoughts, event)
+    def _thought_content(self, event: Any, index: int) -> DeltaSink | None:
+        return self._append_text(self._thoughts, event)
 
     def _thought_end(self, event: Any, index: int) -> None:
         self._end_text(self._thoughts, event)
 
-    def _append_text(self, streams: dict[str, list[str]], event: Any) -> None:
+    def _append_text(self, streams: dict[str, list[str]], event: Any) -> DeltaSink | None:
         parts = streams.get(event.message_id)
-        if parts is not None:  # None: the message cannot take text, or a snapshot removed it
-            parts.append(event.delta)
-            if event.metadata is not UNSET:
-                _merge_metadata(self._by_id[event.message_id], event)
+        if parts is None:  # the message cannot take text, or a snapshot removed it
+            return None
+        parts.append(event.delta)
+        if event.metadata is not UNSET:
+            _merge_metadata(self._by_id[event.message_id], event)
+        return parts.append
 
     def _end_text(self, streams: dict[str, list[str]], event: Any) -> None:
         parts = streams.pop(event.message_id, None)
@@ -247,11 +256,13 @@ class Reducer:
         self._tool_calls[call.id] = call
         return call
 
-    def _tool_args(self, event: Any, index: int) -> None:
+    def _tool_args(self, event: Any, index: int) -> DeltaSink | None:
         parts = self._args.get(event.tool_call_id)
-        if parts is not None:
-            parts.append(event.delta)
-            _merge_metadata(self._tool_calls[event.tool_call_id], event)
+        if parts is None:
+            return None
+        parts.append(event.delta)
+        _merge_metadata(self._tool_calls[event.tool_call_id], event)
+        return parts.append
 
     def _tool_end(self, event: Any, index: int) -> None:
         parts = self._args.pop(event.tool_call_id, None)

@@ -1,0 +1,286 @@
+"""The consumer's two shortcuts for conformant traffic change nothing a user can see.
+
+- Batches: a list or tuple of payloads (what a reader makes of one chunk) goes to the
+  strict decoder in one call; only if some payload needs more is the batch decoded one
+  by one, as a generator of payloads always is.
+- Repeats: most of a stream is TEXT_MESSAGE_CONTENT, TOOL_CALL_ARGS or
+  REASONING_MESSAGE_CONTENT naming the same item as the event before. The verifier says
+  such an event would pass unchanged and the reducer says where its delta goes, so the
+  consumer skips both calls for it.
+
+What must not differ: the verdict, its rule, index and path, the warnings, the messages,
+the state and the events delivered.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import valid_streams
+
+from agui_msgspec import Consumer, ProtocolViolation, consume
+from agui_msgspec._lifecycle import Lifecycle
+
+Event = dict[str, Any]
+START: Event = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH: Event = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def content(message_id: str, delta: str, **extra: Any) -> Event:
+    return {"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": delta, **extra}
+
+
+def outcome(events: list[Event]) -> tuple[Any, ...]:
+    """What a user reads of a whole stream fed at once and fed event by event."""
+    payloads = [msgspec.json.encode(event) for event in events]
+    whole = consume(payloads)
+    consumer = Consumer()
+    delivered: list[Any] = []
+    verdict: tuple[Any, ...] = ("completed",)
+    try:
+        for payload in payloads:
+            delivered += consumer.feed(payload)
+        consumer.close()
+    except ProtocolViolation as violation:
+        verdict = (type(violation).__name__, violation.rule, violation.index)
+    violation = whole.violation
+    return (
+        whole.outcome,
+        None if violation is None else (violation.rule, violation.index, violation.path),
+        whole.warnings,
+        msgspec.to_builtins(whole.messages),
+        msgspec.to_builtins(whole.events),
+        verdict,
+        consumer.warnings,
+        msgspec.to_builtins(consumer.messages),
+        msgspec.to_builtins(delivered),
+    )
+
+
+def every_stage_on_every_event(events: list[Event]) -> tuple[Any, ...]:
+    """The same, with the verifier never reporting a repeatable delta: no event is skipped."""
+    receive = Lifecycle.receive
+
+    def receive_without_repeats(self: Lifecycle, event: Any, index: int) -> None:
+        receive(self, event, index)
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(Lifecycle, "receive", receive_without_repeats)
+        return outcome(events)
+
+
+def test_repeated_deltas_assemble_the_message() -> None:
+    events = [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        content("m", "Hel"),
+        content("m", "lo"),
+        content("m", "!", metadata={"k": 1}),
+        content("m", "!"),
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    result = consume(msgspec.json.encode(event) for event in events)
+    assert result.outcome == "completed"
+    [message] = msgspec.to_builtins(result.messages)
+    assert message["content"] == "Hello!!"
+    assert message["metadata"] == {"k": 1}
+    assert len(result.events) == len(events)
+    assert outcome(events) == every_stage_on_every_event(events)
+
+
+@pytest.mark.parametrize(
+    ("second", "rule"),
+    [
+        (content("other", "x", subagentRunId="sa1"), "text-message-not-open"),
+        (content("m", "x", subagentRunId="sa2"), "attribution-mismatch"),
+    ],
+    ids=["another-item", "another-owner"],
+)
+def test_a_delta_not_repeating_the_one_before_is_checked(second: Event, rule: str) -> None:
+    events = [
+        START,
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "helper"},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa2", "name": "helper"},
+        {
+            "type": "TEXT_MESSAGE_START",
+            "messageId": "m",
+            "role": "assistant",
+            "subagentRunId": "sa1",
+        },
+        content("m", "a", subagentRunId="sa1"),
+        content("m", "b", subagentRunId="sa1"),
+        second,
+    ]
+    result = consume(msgspec.json.encode(event) for event in events)
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == (rule, 6)
+    assert outcome(events) == every_stage_on_every_event(events)
+
+
+def test_a_repeat_across_feed_calls_is_still_checked() -> None:
+    consumer = Consumer()
+    for event in [START, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]:
+        consumer.feed(msgspec.json.encode(event))
+    consumer.feed(msgspec.json.encode(content("m", "a")))
+    consumer.feed(msgspec.json.encode({"type": "TEXT_MESSAGE_END", "messageId": "m"}))
+    with pytest.raises(Exception, match="text-message-not-open"):
+        consumer.feed(msgspec.json.encode(content("m", "b")))
+
+
+ITEM_IDS = st.sampled_from(["m1", "m2"])
+OWNERS = st.sampled_from([{}, {"subagentRunId": "sa1"}, {"subagentRunId": "sa2"}])
+# Continuations are mostly untagged, as producers send them (legal whoever opened the item).
+TAGS = st.sampled_from([{}, {}, {}, {"subagentRunId": "sa1"}, {"subagentRunId": "sa2"}])
+EXTRAS = st.sampled_from([{}, {}, {"metadata": {"k": 1}}, {"metadata": {"k": 2}}])
+
+
+@st.composite
+def inner_events(draw: st.DrawFn) -> Event:
+    """Events that open, continue and close items, owned or not, with snapshots between:
+    many legal, some not."""
+    item = draw(ITEM_IDS)
+    owner = draw(TAGS)
+    return draw(
+        st.sampled_from(
+            [
+                content(item, "t", **owner, **draw(EXTRAS)),
+                content(item, "t", **owner, **draw(EXTRAS)),
+                content(item, "t", **owner, **draw(EXTRAS)),
+                content(item, "t", **owner, **draw(EXTRAS)),
+                {"type": "TEXT_MESSAGE_START", "messageId": item, "role": "assistant", **owner},
+                {"type": "TEXT_MESSAGE_END", "messageId": item, **owner},
+                {"type": "TOOL_CALL_START", "toolCallId": item, "toolCallName": "f", **owner},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": item, "delta": "{", **owner},
+                {"type": "TOOL_CALL_END", "toolCallId": item},
+                {"type": "REASONING_MESSAGE_START", "messageId": "r" + item, "role": "reasoning"},
+                {
+                    "type": "REASONING_MESSAGE_CONTENT",
+                    "messageId": "r" + item,
+                    "delta": "r",
+                    **owner,
+                },
+                {"type": "REASONING_MESSAGE_END", "messageId": "r" + item},
+                {"type": "TEXT_MESSAGE_CHUNK", "messageId": item, "delta": "c"},
+                {
+                    "type": "MESSAGES_SNAPSHOT",
+                    "messages": [{"id": item, "role": "user", "content": "u"}],
+                },
+                {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "helper"},
+                {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa1"},
+            ]
+        )
+    )
+
+
+@st.composite
+def openers(draw: st.DrawFn) -> list[Event]:
+    """Subagents, then one text message, tool call and reasoning message per id, each owned
+    by a subagent or by the run: the items the drawn deltas continue."""
+    events = [
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "helper"},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa2", "name": "helper"},
+    ]
+    for item in ("m1", "m2"):
+        owner = draw(OWNERS)
+        events += [
+            {"type": "TEXT_MESSAGE_START", "messageId": item, "role": "assistant", **owner},
+            {"type": "TOOL_CALL_START", "toolCallId": item, "toolCallName": "f", **owner},
+            {"type": "REASONING_MESSAGE_START", "messageId": "r" + item, "role": "reasoning"},
+        ]
+    return events
+
+
+@settings(deadline=None, max_examples=300)
+@given(openers(), st.lists(inner_events(), max_size=14))
+def test_skipping_repeated_deltas_changes_nothing_a_user_sees(
+    opened: list[Event], inner: list[Event]
+) -> None:
+    events = [START, *opened, *inner, FINISH]
+    assert outcome(events) == every_stage_on_every_event(events)
+
+
+# --- batches ---------------------------------------------------------------------------------
+
+BREAKERS: list[Event] = [
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x", "xVendor": 1},  # stripped
+    {"type": "X_VENDOR_EVENT"},  # dropped
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "nowhere", "delta": "x"},  # not open
+    {"type": "STATE_DELTA", "delta": [{"op": "move", "path": "/a"}]},  # malformed
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "again"},  # nested run
+]
+
+
+def summary(result: Any) -> tuple[Any, ...]:
+    violation = result.violation
+    return (
+        result.outcome,
+        None if violation is None else (violation.rule, violation.index, violation.path),
+        result.warnings,
+        [(run.status, run.run_id) for run in result.runs],
+        msgspec.to_builtins(result.messages),
+        result.state,
+        msgspec.to_builtins(result.events),
+    )
+
+
+def fed_in_pieces(payloads: list[bytes], cuts: list[int]) -> tuple[Any, ...]:
+    consumer = Consumer()
+    delivered: list[Any] = []
+    edges = [0, *sorted(cuts), len(payloads)]
+    try:
+        for start, end in pairwise(edges):
+            delivered += consumer.feed_many(payloads[start:end])
+        consumer.close()
+    except ProtocolViolation as violation:
+        delivered += violation.delivered
+    return summary(consumer.result(delivered))
+
+
+@settings(deadline=None, max_examples=120)
+@given(st.data())
+def test_batches_and_one_by_one_give_the_same_result(data: st.DataObject) -> None:
+    events = data.draw(valid_streams(max_runs=2), label="stream")
+    if data.draw(st.booleans(), label="break it"):
+        position = data.draw(st.integers(0, len(events)), label="at")
+        events.insert(position, data.draw(st.sampled_from(BREAKERS), label="breaker"))
+    payloads = [msgspec.json.encode(event) for event in events]
+    batched = summary(consume(payloads))
+    assert summary(consume(iter(payloads))) == batched
+    assert summary(consume(tuple(payloads))) == batched
+    cuts = data.draw(st.lists(st.integers(0, len(payloads)), max_size=4), label="cuts")
+    assert fed_in_pieces(payloads, cuts) == batched
+
+
+def test_a_batch_is_decoded_whole_only_when_every_payload_is_conformant() -> None:
+    """The slow path's warnings come from the events before a violation, never after it."""
+    events = [
+        START,
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "nowhere", "delta": "x"},
+        {"type": "X_VENDOR_EVENT"},
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("text-message-not-open", 1)
+    assert result.warnings == []
+    assert len(result.events) == 1
+
+
+def test_more_payloads_than_one_batch_are_all_consumed() -> None:
+    deltas = [content("m", str(number % 10)) for number in range(5000)]
+    events = [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        *deltas,
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    assert result.outcome == "completed"
+    assert msgspec.to_builtins(result.messages)[0]["content"] == "0123456789" * 500
+    assert len(result.events) == len(events)
