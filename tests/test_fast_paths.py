@@ -46,8 +46,8 @@ def outcome(events: list[Event]) -> tuple[Any, ...]:
         for payload in payloads:
             delivered += consumer.feed(payload)
         consumer.close()
-    except ProtocolViolation as violation:
-        verdict = (type(violation).__name__, violation.rule, violation.index)
+    except ProtocolViolation as failure:
+        verdict = (type(failure).__name__, failure.rule, failure.index)
     violation = whole.violation
     return (
         whole.outcome,
