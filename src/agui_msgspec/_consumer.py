@@ -21,7 +21,7 @@ from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_doc
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
-from agui_msgspec._reduce import DeltaSink, Reducer
+from agui_msgspec._reduce import Reducer
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
@@ -32,13 +32,14 @@ returns the (possibly changed) dict, or None to drop the event."""
 class _Repeat(NamedTuple):
     """The last event the verifier and the reducer took, when it was a delta that only
     continued an open item and grew its buffer: the event class, the attribute naming the
-    item, the item, its ``subagent_run_id``, and the buffer's ``append``."""
+    item, the item, its ``subagent_run_id``, and the buffer's ``append``. Typed Any, as the
+    hot loop reads them without narrowing: ``event_type`` None (no repeat) matches no event."""
 
-    event_type: type | None
+    event_type: Any
     item_attr: str
     item_id: Any
     owner: Any
-    sink: DeltaSink | None
+    sink: Any
 
 
 _NO_REPEAT = _Repeat(None, "", None, None, None)
@@ -147,21 +148,22 @@ class Consumer:
         # verifier and the reducer, which said (_Repeat) what such an event would do there.
         repeat_type, item_attr, item_id, owner, sink = self._repeat
         index = self._index - 1
+        event: Any  # a Struct of the version's event types, or None for a dropped one
         try:
             for batch, events in self._batches(payloads):
                 for event in self._decode_each(batch, index + 1) if events is None else events:
                     index += 1
-                    if event is None:
-                        continue
                     if (
                         type(event) is repeat_type
                         and getattr(event, item_attr) == item_id
-                        and event.subagent_run_id == owner  # type: ignore[attr-defined]
-                        and event.metadata is UNSET  # type: ignore[attr-defined]
+                        and event.subagent_run_id == owner
+                        and event.metadata is UNSET
                     ):
-                        sink(event.delta)  # type: ignore[attr-defined, misc]
+                        sink(event.delta)
                         if delivered is not None:
                             delivered.append(event)
+                        continue
+                    if event is None:  # dropped
                         continue
                     repeat_type = None
                     if streams or type(event) in chunk_types:
@@ -178,7 +180,7 @@ class Consumer:
                     if continued is not None and grown is not None:
                         repeat_type, item_attr, sink = type(event), continued, grown
                         item_id = getattr(event, continued)
-                        owner = event.subagent_run_id  # type: ignore[attr-defined]
+                        owner = event.subagent_run_id
         except ProtocolViolation as violation:
             self._violation = violation
             raise

@@ -83,6 +83,7 @@ class Enforcer:
             }
             for struct, fields in bindings.OPEN_UNION_FIELDS.items()
         }
+        self._open_union_types = frozenset(self._open_union_validators)
         self._struct_info: dict[type, mi.StructType] = {}
         self._fields: dict[type, dict[str, mi.Field]] = {}
         self._warn = warn
@@ -110,10 +111,9 @@ class Enforcer:
             events: list[msgspec.Struct] = list(map(self._decoder.decode, payloads))  # type: ignore[arg-type]
         except (*_DECODE_ERRORS, TypeError, RecursionError):  # TypeError: not JSON text yet
             return None
-        validators = self._open_union_validators
-        if any(map(validators.__contains__, map(type, events))):
+        if not self._open_union_types.isdisjoint(map(type, events)):
             for event in events:
-                fields = validators.get(type(event))
+                fields = self._open_union_validators.get(type(event))
                 if fields is not None and _open_union_error(event, fields) is not None:
                     return None
         return events

@@ -205,13 +205,12 @@ class SSEReader(_LineReader):
         on the separator yields the payloads the line loop would.
         """
         end = text.rfind(b"\n\n")
-        if (
-            end < 0
-            or end > self.max_event_size  # a payload might exceed it: the line loop reports that
-            or text.count(b"\n", 0, end) != 2 * text.count(_PLAIN_EVENT_SEPARATOR, 0, end)
-        ):
+        if end < 0 or end > self.max_event_size:  # a payload might exceed it: the line loop says
             return text
-        out += text[6:end].split(_PLAIN_EVENT_SEPARATOR)
+        payloads = text[6:end].split(_PLAIN_EVENT_SEPARATOR)
+        if text.count(b"\n", 0, end) != 2 * (len(payloads) - 1):
+            return text
+        out += payloads
         return text[end + 2 :]
 
     def _check_tail(self, out: list[bytes]) -> None:
