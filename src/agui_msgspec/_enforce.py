@@ -19,12 +19,13 @@ its containing value with it. Open objects keep every member.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import msgspec.inspect as mi
@@ -41,6 +42,36 @@ _PATH_PART = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
 # Field types in which the walk can find nothing to remove or to read as an integer.
 _NOTHING_TO_REMOVE = (mi.StrType, mi.BoolType, mi.FloatType, mi.DictType, mi.AnyType)
+
+
+# Type trees and wire-named field maps, built once per Struct class for the slow path's walk.
+_STRUCT_INFO: dict[type, mi.StructType] = {}
+_FIELDS: dict[type, dict[str, mi.Field]] = {}
+
+
+class _OpenUnionTables(NamedTuple):
+    unions: dict[type[msgspec.Struct], dict[str, mi.UnionType]]
+    """struct → attribute → the union its values must be members of."""
+    validators: dict[type[msgspec.Struct], dict[str, tuple[str, type[msgspec.Struct]]]]
+    """struct → attribute → (wire name, holder): a Struct whose ``items`` field holds the value;
+    msgspec caches a Struct's type, so converting into it is cheap on the fast path."""
+
+
+@functools.cache  # per bindings module: a consumer per stream must not rebuild them
+def _open_union_tables(bindings: ModuleType) -> _OpenUnionTables:
+    fields_by_struct = bindings.OPEN_UNION_FIELDS.items()
+    return _OpenUnionTables(
+        unions={
+            struct: {attr: _as_union(mi.type_info(union)) for attr, union in fields.items()}
+            for struct, fields in fields_by_struct
+        },
+        validators={
+            struct: {
+                attr: (_encode_name(struct, attr), _holder(union)) for attr, union in fields.items()
+            }
+            for struct, fields in fields_by_struct
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -71,21 +102,10 @@ class Enforcer:
         self._decoder: msgspec.json.Decoder[Any] = bindings.event_decoder
         self._event_types: dict[str, type[msgspec.Struct]] = bindings.EVENT_TYPES
         self._closed_sets: set[frozenset[str]] = set(bindings.CLOSED_STRING_SETS.values())
-        self._open_unions: dict[type[msgspec.Struct], dict[str, mi.UnionType]] = {
-            struct: {attr: _as_union(mi.type_info(union)) for attr, union in fields.items()}
-            for struct, fields in bindings.OPEN_UNION_FIELDS.items()
-        }
-        # struct → attribute → (wire name, holder): a Struct whose ``items`` field holds the value;
-        # msgspec caches a Struct's type, so converting into it is cheap on the fast path
-        self._open_union_validators = {
-            struct: {
-                attr: (_encode_name(struct, attr), _holder(union)) for attr, union in fields.items()
-            }
-            for struct, fields in bindings.OPEN_UNION_FIELDS.items()
-        }
-        self._open_union_types = frozenset(self._open_union_validators)
-        self._struct_info: dict[type, mi.StructType] = {}
-        self._fields: dict[type, dict[str, mi.Field]] = {}
+        tables = _open_union_tables(bindings)
+        self._open_unions = tables.unions
+        self._open_union_validators = tables.validators
+        self._open_union_types = frozenset(tables.validators)
         self._warn = warn
         self._translate = translate  # the compatibility boundary: it sees a document first
         self.slow_path_count = 0
@@ -170,9 +190,9 @@ class Enforcer:
         Returns the document, or a removal marker when a required position lost its value.
         ``origin`` prefixes the warnings ("event 3", "input").
         """
-        info = self._struct_info.get(struct)
+        info = _STRUCT_INFO.get(struct)
         if info is None:  # building the type tree costs far more than the walk itself
-            info = self._struct_info[struct] = _as_struct(mi.type_info(struct))
+            info = _STRUCT_INFO[struct] = _as_struct(mi.type_info(struct))
         return self._clean_struct(document, info, "", origin)
 
     def _clean(self, value: Any, expected: mi.Type, path: str, origin: str) -> Any:
@@ -232,9 +252,9 @@ class Enforcer:
     def _clean_struct(
         self, obj: dict[str, Any], expected: mi.StructType, path: str, origin: str
     ) -> Any:
-        fields = self._fields.get(expected.cls)
+        fields = _FIELDS.get(expected.cls)
         if fields is None:
-            fields = self._fields[expected.cls] = {f.encode_name: f for f in expected.fields}
+            fields = _FIELDS[expected.cls] = {f.encode_name: f for f in expected.fields}
         open_unions = self._open_unions.get(expected.cls, {})
         for key in list(obj):
             if key == expected.tag_field:

@@ -10,6 +10,7 @@ no longer continue (see ``_closes_lanes``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -250,6 +251,7 @@ def _or_unset(lane: Lane) -> Any:
     return UNSET if lane is None else lane
 
 
+@functools.cache  # per Struct class: a consumer per stream must not rebuild it
 def _implied_fields(start: type[Struct]) -> dict[str, Any]:
     implied: dict[str, Any] = {}
     info = msgspec.inspect.type_info(start)
