@@ -11,10 +11,11 @@ on a shared machine skews no ratio:
 1. parse floor: ``orjson.loads`` on each payload (payloads already split out);
 2. official SDK decode: ag-ui-protocol's ``TypeAdapter(Event).validate_json`` on
    each payload, which types the event and verifies nothing else;
-3. ours, decode only: the ``Enforcer`` (one strict msgspec decode; the slow path
-   when that fails) on each payload;
-4. ours, full pipeline: the SSE body fed to ``SSEReader`` in 64 KiB chunks,
-   through ``consume(..., keep_events=False)``: compatibility, enforcement,
+3. ours, decode only: enforcement as the consumer runs it, on batches of 1,024
+   payloads (one strict msgspec decode call per batch; payload by payload, with the
+   slow path, for a batch where that fails);
+4. ours, full pipeline: the SSE body in 64 KiB chunks through
+   ``consume_body(..., keep_events=False)``: SSE framing, compatibility, enforcement,
    expansion, lifecycle verification and the reducer;
 5. encoding to an SSE frame: ``b"data: " + encoder.encode(struct) + b"\\n\\n"``
    against the SDK's ``EventEncoder().encode(event)``, on the same events
@@ -42,7 +43,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -58,12 +59,12 @@ from pydantic import TypeAdapter
 from workloads import Workload, chunked
 
 import agui_msgspec
-from agui_msgspec import Consumer, Result, consume
-from agui_msgspec._compat import Compatibility
+from agui_msgspec import Consumer, Result, SSEReader, consume_body
 from agui_msgspec._enforce import Enforcer
-from agui_msgspec._transports import SSEReader, iter_payloads
 
 CHUNK_SIZE = 64 * 1024
+BATCH = 1024
+"""Payloads per batch for "ours decode": the consumer's own batch size for a list of payloads."""
 SMALL_MESSAGES, LARGE_MESSAGES, DELTAS = 20, 2_000, 500
 """The scaling variants of the text workload: 20 and 2,000 messages of 500 deltas (10k, 1M)."""
 SMALL_STREAMS = 10
@@ -77,8 +78,8 @@ OFFICIAL_DECODE: Callable[[bytes], Any] = TypeAdapter(OfficialEvent).validate_js
 
 
 def _full_pipeline(body: bytes) -> Result:
-    """What a client does with a response body: chunks → SSEReader → consume(keep_events=False)."""
-    return consume(iter_payloads(chunked(body, CHUNK_SIZE), SSEReader()), keep_events=False)
+    """What a client does with a response body: 64 KiB chunks → consume_body(keep_events=False)."""
+    return consume_body(chunked(body, CHUNK_SIZE), keep_events=False)
 
 
 def _floor(payloads: list[bytes]) -> None:
@@ -93,11 +94,23 @@ def _official_decode(payloads: list[bytes]) -> None:
         validate(payload)
 
 
+def _batch_decoder() -> Callable[[list[bytes]], object]:
+    """Enforcement as the consumer runs it: a batch through the strict decoder at once, or,
+    if some payload needs more (the slow path), payload by payload."""
+    consumer = Consumer()
+    decode_conformant, decode = consumer._enforcer.decode_conformant, consumer._enforcer.decode
+
+    def decode_batch(payloads: list[bytes]) -> object:
+        events = decode_conformant(payloads)
+        return events if events is not None else [decode(p, i) for i, p in enumerate(payloads)]
+
+    return decode_batch
+
+
 def _our_decode(payloads: list[bytes]) -> None:
-    warnings: list[str] = []
-    decode = Enforcer(BINDINGS, warnings.append, Compatibility(warnings.append).translate).decode
-    for index, payload in enumerate(payloads):
-        decode(payload, index)
+    decode = _batch_decoder()
+    for start in range(0, len(payloads), BATCH):
+        decode(payloads[start : start + BATCH])
 
 
 def _bare_decode(decoder: msgspec.json.Decoder[Any], payloads: list[bytes]) -> int:
@@ -208,7 +221,7 @@ def measure(
     )
     result = results["full_pipeline"]
     if not isinstance(result, Result):
-        raise TypeError(f"consume() returned {type(result).__name__}")
+        raise TypeError(f"consume_body() returned {type(result).__name__}")
     _check(workload, result)
     return Row(workload.name, workload.events, **medians)
 
@@ -288,11 +301,11 @@ def _vm_hwm_bytes() -> int | None:
 def memory_probe(messages: int, keep_events: bool) -> dict[str, Any]:
     """Runs in a fresh subprocess: peak RSS growth consuming a text stream made on the fly."""
     warm = workloads.sse_chunks(workloads.text_events(2, DELTAS), CHUNK_SIZE)
-    consume(iter_payloads(warm, SSEReader()), keep_events=keep_events)
+    consume_body(warm, keep_events=keep_events)
     gc.collect()
     before, hwm_before = _maxrss_bytes(), _vm_hwm_bytes()
     chunks = workloads.sse_chunks(workloads.text_events(messages, DELTAS), CHUNK_SIZE)
-    result = consume(iter_payloads(chunks, SSEReader()), keep_events=keep_events)
+    result = consume_body(chunks, keep_events=keep_events)
     after, hwm_after = _maxrss_bytes(), _vm_hwm_bytes()
     text = sum(sys.getsizeof(message.content) for message in result.messages)
     return {
@@ -532,44 +545,25 @@ def details(scaling: Scaling | None, memory: list[dict[str, Any]]) -> list[str]:
 def _stage_loops(body: bytes) -> dict[str, Callable[[], object]]:
     """The full pipeline cut after each stage, to attribute time without a profiler's overhead.
 
-    Reaches into the Consumer's private stages: a diagnostic, not an API. These loops
-    call every stage on every event, expansion included, so their sum can exceed what
-    ``consume()`` spends when it skips a stage (expansion, while no chunk stream is open).
+    Reaches into the Consumer's private enforcer: a diagnostic, not an API. Verification
+    and the reducer run fused in the consumer's loop (a repeated delta skips both), so they
+    are measured together, as the rest of the full pipeline.
     """
 
-    def payloads() -> Iterator[bytes]:
-        return iter_payloads(chunked(body, CHUNK_SIZE), SSEReader())
-
     def reader() -> None:
-        for _ in payloads():
-            pass
+        framer = SSEReader()
+        for chunk in chunked(body, CHUNK_SIZE):
+            framer.feed(chunk)
 
-    def stages(depth: int) -> Callable[[], None]:
-        def run() -> None:
-            consumer = Consumer()
-            decode = consumer._enforcer.decode
-            expand = consumer._expander.expand
-            receive = consumer._lifecycle.receive
-            apply = consumer._reducer.apply
-            for index, payload in enumerate(payloads()):
-                event = decode(payload, index)
-                if event is None or depth == 1:
-                    continue
-                for expanded in expand(event, index):
-                    if depth >= 3:
-                        receive(expanded, index)
-                    if depth >= 4:
-                        apply(expanded, index)
-
-        return run
+    def reader_and_decode() -> None:
+        framer, decode = SSEReader(), _batch_decoder()
+        for chunk in chunked(body, CHUNK_SIZE):
+            decode(framer.feed(chunk))
 
     return {
         "SSEReader (framing only)": reader,
-        "+ enforcement (decode)": stages(1),
-        "+ expansion": stages(2),
-        "+ lifecycle verification": stages(3),
-        "+ reducer": stages(4),
-        "consume() (the full pipeline)": lambda: _full_pipeline(body),
+        "+ enforcement (strict decode per chunk)": reader_and_decode,
+        "+ expansion, verification, reducer: consume_body()": lambda: _full_pipeline(body),
     }
 
 
@@ -583,8 +577,8 @@ def profile(name: str, repeat: int, top: int) -> None:
     }
     unavailable = ""
     try:
-        head_loops["+ reducer"]()
-    except AttributeError as exc:  # the Consumer's private stages were renamed
+        head_loops["+ enforcement (strict decode per chunk)"]()
+    except AttributeError as exc:  # the Consumer's private enforcer was renamed
         unavailable = f"(stage breakdown unavailable: {exc})"
         timings = {}
     payloads, decoder = workload.payloads, BINDINGS.event_decoder
@@ -613,8 +607,8 @@ def profile(name: str, repeat: int, top: int) -> None:
             print(f"| {label} | {per_event:.2f} | {per_event - previous:+.2f} |")
             previous = per_event
         print(
-            "\nEach loop calls every stage on every event; consume() skips expansion while no "
-            "chunk stream is open, so it can come in under the loops."
+            "\nThe consumer's loop runs expansion (only while a chunk stream is open), "
+            "verification and the reducer together."
         )
     print("\nFor reference, payloads already split out:\n")
     print("| alone | µs/event |")

@@ -10,11 +10,11 @@ The target, :func:`check_one`, takes one response body and raises on a crash:
 - ``SSEReader``/``JSONLinesReader`` + ``Consumer.feed``/``close`` raising
   anything but :class:`ProtocolViolation`, with the body whole or cut into
   random chunks, and with low resource limits;
-- ``consume()`` or ``check_bytes()`` raising anything at all (they report, they
+- ``consume()`` or ``consume_body()`` raising anything at all (they report, they
   never raise), over the body's lines as payloads and the body as one payload;
 - reading the result (messages, state, runs) or encoding it raising;
 - an invariant broken (:class:`InvariantBroken`): the same bytes must get the
-  same verdict, warnings and result whatever the chunking, and ``check_bytes``
+  same verdict, warnings and result whatever the chunking, and ``consume_body``
   must agree with the reader + consumer pipeline it stands for.
 
 Seeds: built-in streams, ``examples/`` and the upstream conformance streams
@@ -48,8 +48,7 @@ import msgspec
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from agui_msgspec import Consumer, ProtocolViolation, consume, v1_1
-from agui_msgspec._cli import check_bytes
+from agui_msgspec import Consumer, ProtocolViolation, consume, consume_body, v1_1
 from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -306,11 +305,11 @@ def check_one(body: bytes) -> None:
         raise InvariantBroken(
             f"chunking changed the verdict under {limits}: {tight_whole!r} != {tight_chunked!r}"
         )
-    result = check_bytes(body)
+    result = consume_body(body)
     verdict = result.violation
     summary = None if verdict is None else (verdict.rule, verdict.index, verdict.path)
     if summary != whole[0]:
-        raise InvariantBroken(f"check_bytes says {summary!r}, reader + Consumer say {whole[0]!r}")
+        raise InvariantBroken(f"consume_body says {summary!r}, reader + Consumer say {whole[0]!r}")
     lines = body.split(b"\n")
     _summarise(consume(lines))
     _summarise(consume(lines, version="1.0"))

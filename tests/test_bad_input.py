@@ -22,8 +22,7 @@ from typing import Any, Literal
 import msgspec
 import pytest
 
-from agui_msgspec import Consumer, ProtocolViolation, Run, consume
-from agui_msgspec._cli import check_bytes
+from agui_msgspec import Consumer, ProtocolViolation, Run, consume, consume_body
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, JSONLinesReader, SSEReader
 
@@ -710,7 +709,7 @@ def test_the_catalogue_is_large_enough() -> None:
     assert len({case.name for case in CATALOGUE}) == len(CATALOGUE)
 
 
-# --- the command line's check_bytes agrees with the reader + Consumer ------------------------
+# --- consume_body (what the command line's check runs) agrees with the reader + Consumer -----
 
 _SMALL_AT_DEFAULTS = [
     case for case in CATALOGUE if case.defaults and isinstance(case.body, bytes)
@@ -722,8 +721,8 @@ def _materialised(case: Case) -> bytes:
 
 
 @pytest.mark.parametrize("case", _SMALL_AT_DEFAULTS, ids=[case.name for case in _SMALL_AT_DEFAULTS])
-def test_check_bytes_gives_the_catalogue_verdict(case: Case) -> None:
-    result = check_bytes(_materialised(case))
+def test_consume_body_gives_the_catalogue_verdict(case: Case) -> None:
+    result = consume_body(_materialised(case))
     violation = result.violation
     rule = None if violation is None else violation.rule
     index = None if violation is None else violation.index

@@ -897,6 +897,6 @@ def test_the_fuzz_target_reports_a_crash(monkeypatch: pytest.MonkeyPatch) -> Non
     def broken(body: bytes) -> Result:
         raise KeyError(body[:1])
 
-    monkeypatch.setattr(fuzz, "check_bytes", broken)
+    monkeypatch.setattr(fuzz, "consume_body", broken)
     with pytest.raises(KeyError):
         fuzz.check_one(b"data: {}\n\n")

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_msgspec import Consumer, ProtocolViolation
-from agui_msgspec._cli import check_bytes
+from agui_msgspec import Consumer, ProtocolViolation, consume_body
 from agui_msgspec._transports import JSONLinesReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,9 +74,12 @@ def test_any_chunking_gives_the_whole_body_verdict(
     name: str, body: bytes, data: st.DataObject
 ) -> None:
     cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=12), label="cuts")
-    assert verdict_of_chunks(body, cuts) == summary(check_bytes(body))
+    whole = summary(consume_body(body))
+    assert verdict_of_chunks(body, cuts) == whole
+    bounds = [0, *sorted(cuts), len(body)]
+    assert summary(consume_body(body[start:end] for start, end in pairwise(bounds))) == whole
 
 
 @pytest.mark.parametrize(("name", "body"), BODIES, ids=[name for name, _ in BODIES])
 def test_byte_by_byte_gives_the_whole_body_verdict(name: str, body: bytes) -> None:
-    assert verdict_of_chunks(body, list(range(len(body)))) == summary(check_bytes(body))
+    assert verdict_of_chunks(body, list(range(len(body)))) == summary(consume_body(body))

@@ -6,7 +6,7 @@ The names of the newest frozen protocol version (1.1) are re-exported here;
 
 from agui_msgspec import v1_0, v1_1
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult, RunStream
-from agui_msgspec._consumer import Consumer, Result, consume
+from agui_msgspec._consumer import Consumer, Result, consume, consume_body
 from agui_msgspec._errors import (
     ChunkViolation,
     LifecycleViolation,
@@ -18,6 +18,7 @@ from agui_msgspec._errors import (
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
+from agui_msgspec._transports import JSONLinesReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from agui_msgspec.v1_1 import *  # noqa: F403
 from agui_msgspec.v1_1 import __all__ as _bindings
@@ -29,6 +30,7 @@ __all__ = [  # noqa: PLE0604
     "Consumer",
     "HttpAgent",
     "HttpAgentError",
+    "JSONLinesReader",
     "LifecycleViolation",
     "MalformedEvent",
     "ProtocolViolation",
@@ -38,10 +40,12 @@ __all__ = [  # noqa: PLE0604
     "RunResult",
     "RunStatus",
     "RunStream",
+    "SSEReader",
     "StrictWriter",
     "TransportError",
     "UsageError",
     "consume",
+    "consume_body",
     "encode",
     "prepare_input",
     "sse_frame",

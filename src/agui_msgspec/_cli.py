@@ -19,11 +19,10 @@ import msgspec
 
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Consumer, Result
+from agui_msgspec._consumer import Result, consume_body
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._lifecycle import Run
 from agui_msgspec._tags import tag_of
-from agui_msgspec._transports import JSONLinesReader, SSEReader, iter_payloads, sniff_format
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -61,28 +60,13 @@ def _check(file: str, version: str, *, as_json: bool) -> int:
     except OSError as exc:
         print(f"agui-msgspec: cannot read {file}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
-    result = check_bytes(body, version)
+    result = consume_body(body, version)
     if as_json:
         sys.stdout.write(msgspec.json.encode(_as_json(result)).decode() + "\n")
     else:
         for line in _timeline(result):
             print(line)
     return EXIT_ACCEPTED if result.outcome == "completed" else EXIT_REJECTED
-
-
-def check_bytes(body: bytes, version: str = LATEST_VERSION) -> Result:
-    """A whole recorded body through the reader it looks like and the full pipeline."""
-    reader = SSEReader() if sniff_format(body) == "sse" else JSONLinesReader()
-    consumer = Consumer(version)
-    delivered: list[msgspec.Struct] = []
-    try:
-        # Framed lazily: a reader's error (an oversized event) becomes the stream's verdict,
-        # after the events framed before it.
-        consumer._feed_many(iter_payloads([body], reader), delivered)
-        consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation:
-        pass
-    return consumer.result(delivered)
 
 
 def _describe_run(run: Run) -> str:

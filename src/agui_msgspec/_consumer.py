@@ -3,11 +3,13 @@
 ``Consumer`` is sans-IO and incremental (h11 style): feed it one payload at a
 time, it returns the typed events to deliver, or raises the
 :class:`ProtocolViolation` that rejects the stream. ``consume`` runs a whole
-stream and reports instead of raising.
+stream and reports instead of raising; ``consume_body`` does the same for a response
+body, through the transport reader it looks like.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -22,6 +24,13 @@ from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
 from agui_msgspec._reduce import Reducer
+from agui_msgspec._transports import (
+    JSONLinesReader,
+    PayloadReader,
+    SSEReader,
+    iter_batches,
+    sniff_format,
+)
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
@@ -43,6 +52,7 @@ class _Repeat(NamedTuple):
 
 
 _NO_REPEAT = _Repeat(None, "", None, None, None)
+_BOM_AND_WHITESPACE = b"\xef\xbb\xbf \t\r\n"
 # Payloads per strict batch decode: enough to amortise the call, few enough to stay in cache.
 _BATCH_SIZE = 1024
 
@@ -191,6 +201,18 @@ class Consumer:
             self._index = index + 1
             self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
 
+    def _feed_batches(
+        self, batches: Iterable[Sequence[Payload]], delivered: list[msgspec.Struct] | None
+    ) -> None:
+        """``_feed_many`` on each batch; a violation met while making the next batch (a
+        reader's) rejects the stream as well."""
+        try:
+            for batch in batches:
+                self._feed_many(batch, delivered)
+        except ProtocolViolation as violation:
+            self._violation = violation
+            raise
+
     def _batches(
         self, payloads: Iterable[Payload]
     ) -> Iterable[tuple[Iterable[Payload], list[msgspec.Struct] | None]]:
@@ -320,6 +342,42 @@ def consume(
     try:
         consumer._feed_many(events, delivered)
         consumer.close()
+    except ProtocolViolation:
+        pass
+    return consumer.result(delivered or [])
+
+
+def consume_body(
+    body: bytes | Iterable[bytes],
+    version: str | ModuleType = LATEST_VERSION,
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+) -> Result:
+    """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
+
+    The body is read as JSON lines if it starts with ``{`` (after a BOM and whitespace),
+    else as SSE, and each chunk's events go through the pipeline together. A body that
+    ends inside an event is truncated.
+    """
+    try:
+        consumer = Consumer(version, on_warning, input, middleware, max_open_items)
+    except MalformedEvent as violation:
+        return Result(outcome="failed", violation=violation)
+    chunks = iter((body,) if isinstance(body, bytes) else body)
+    head = b""
+    for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
+        head += chunk
+        if head.lstrip(_BOM_AND_WHITESPACE):
+            break
+    reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+    delivered: list[msgspec.Struct] | None = [] if keep_events else None
+    try:
+        consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
+        consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation:
         pass
     return consumer.result(delivered or [])

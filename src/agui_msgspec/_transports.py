@@ -288,8 +288,15 @@ def sniff_format(head: bytes) -> Literal["sse", "jsonl"]:
     return "jsonl" if head[first : first + 1] == b"{" else "sse"
 
 
-def iter_payloads(chunks: Iterable[bytes], reader: PayloadReader) -> Iterator[bytes]:
-    """Frame a whole body with ``reader``: every payload, then the ones ``close()`` completes."""
+def iter_batches(chunks: Iterable[bytes], reader: PayloadReader) -> Iterator[list[bytes]]:
+    """Frame a whole body with ``reader``: the payloads of each chunk, then those ``close()``
+    completes. A reader's error is raised after the batches before it."""
     for chunk in chunks:
-        yield from reader.feed(chunk)
-    yield from reader.close()
+        yield reader.feed(chunk)
+    yield reader.close()
+
+
+def iter_payloads(chunks: Iterable[bytes], reader: PayloadReader) -> Iterator[bytes]:
+    """Frame a whole body with ``reader``, payload by payload."""
+    for batch in iter_batches(chunks, reader):
+        yield from batch
