@@ -260,7 +260,7 @@ def pipeline(
     """
     reader = _reader(body, max_event_size)
     consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
-    events: list[msgspec.Struct] = []
+    events: list[object] = []
     violation: ProtocolViolation | None = None
     try:
         for chunk in chunks:
@@ -271,6 +271,7 @@ def pipeline(
         consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation as exc:
         violation = exc
+        events += exc.delivered  # what the failing payload delivered before its violation
     return (
         None if violation is None else (violation.rule, violation.index, violation.path),
         tuple(consumer.warnings),
@@ -305,11 +306,18 @@ def check_one(body: bytes) -> None:
         raise InvariantBroken(
             f"chunking changed the verdict under {limits}: {tight_whole!r} != {tight_chunked!r}"
         )
-    result = consume_body(body)
+    result = consume_body(body)  # every chunk's payloads as one batch: the consumer's fast paths
     verdict = result.violation
-    summary = None if verdict is None else (verdict.rule, verdict.index, verdict.path)
-    if summary != whole[0]:
-        raise InvariantBroken(f"consume_body says {summary!r}, reader + Consumer say {whole[0]!r}")
+    batched = (
+        None if verdict is None else (verdict.rule, verdict.index, verdict.path),
+        tuple(result.warnings),
+        tuple((run.status, run.run_id) for run in result.runs),
+        msgspec.json.encode(result.messages),
+        msgspec.json.encode(result.state),
+        msgspec.json.encode(result.events),
+    )
+    if batched != whole:
+        raise InvariantBroken(f"consume_body says {batched!r}, reader + Consumer say {whole!r}")
     lines = body.split(b"\n")
     _summarise(consume(lines))
     _summarise(consume(lines, version="1.0"))
