@@ -1,4 +1,4 @@
-"""The consumer's two shortcuts for conformant traffic change nothing a user can see.
+"""The consumer's shortcuts change nothing a user can see.
 
 - Batches: a list or tuple of payloads (what a reader makes of one chunk) goes to the
   strict decoder in one call; only if some payload needs more is the batch decoded one
@@ -7,6 +7,8 @@
   REASONING_MESSAGE_CONTENT naming the same item as the event before. The verifier says
   such an event would pass unchanged and the reducer says where its delta goes, so the
   consumer skips both calls for it.
+- Unknown properties: on the slow path, an event whose only unrecognised material is
+  properties of its own is converted without the full walk.
 
 What must not differ: the verdict, its rule, index and path, the warnings, the messages,
 the state and the events delivered.
@@ -14,6 +16,7 @@ the state and the events delivered.
 
 from __future__ import annotations
 
+import contextlib
 from itertools import pairwise
 from typing import Any
 
@@ -24,6 +27,7 @@ from hypothesis import strategies as st
 from strategies import valid_streams
 
 from agui_msgspec import Consumer, ProtocolViolation, consume
+from agui_msgspec._enforce import Enforcer
 from agui_msgspec._lifecycle import Lifecycle
 
 Event = dict[str, Any]
@@ -284,3 +288,104 @@ def test_more_payloads_than_one_batch_are_all_consumed() -> None:
     assert result.outcome == "completed"
     assert msgspec.to_builtins(result.messages)[0]["content"] == "0123456789" * 500
     assert len(result.events) == len(events)
+
+
+# --- unknown properties ----------------------------------------------------------------------
+
+EXTRA_VALUES = st.sampled_from([1, 2.0, "x", None, [], {"k": [1]}])
+
+
+@st.composite
+def with_extras(draw: st.DrawFn, document: Any) -> Any:
+    """``document`` with unknown properties added at random depths, and some integers as
+    integral floats: material the walk removes or reads, or that makes the event malformed."""
+    if isinstance(document, list):
+        return [draw(with_extras(item)) for item in document]
+    if not isinstance(document, dict):
+        if type(document) is int and draw(st.integers(0, 3)) == 0:
+            return float(document)
+        return document
+    result = {key: draw(with_extras(value)) for key, value in document.items()}
+    for _ in range(draw(st.integers(0, 2))):
+        result[draw(st.sampled_from(["xVendor", "x~y/z", "extra"]))] = draw(EXTRA_VALUES)
+    return result
+
+
+def walked_only(events: list[Event]) -> tuple[Any, ...]:
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(Enforcer, "_without_unknown_properties", lambda *arguments: None)
+        return summary(consume([msgspec.json.encode(event) for event in events]))
+
+
+@settings(deadline=None, max_examples=120)
+@given(st.data())
+def test_unknown_properties_without_the_walk_give_what_the_walk_gives(data: st.DataObject) -> None:
+    events = data.draw(valid_streams(max_runs=1), label="stream")
+    events = [data.draw(with_extras(event), label="event") for event in events]
+    assert summary(consume([msgspec.json.encode(event) for event in events])) == walked_only(events)
+
+
+def test_an_event_with_an_unknown_property_is_kept_without_it() -> None:
+    events = [
+        {**START, "xVendor": {"trace": 1}},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "x~y": 1},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    assert result.outcome == "completed"
+    assert result.warnings == [
+        "event 0 /xVendor: removed unrecognised property",
+        "event 1 /x~0y: removed unrecognised property",
+    ]
+    assert summary(result) == walked_only(events)
+
+
+def test_an_event_with_open_unions_still_takes_the_walk() -> None:
+    """JSON Patch operations stay dicts: an unknown op is the walk's to remove, not the reducer's."""
+    events = [
+        START,
+        {
+            "type": "STATE_DELTA",
+            "xVendor": 1,
+            "delta": [{"op": "frobnicate", "path": "/a"}, {"op": "add", "path": "/b", "value": 2}],
+        },
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    assert result.state == {"b": 2}
+    assert result.warnings[0] == "event 1 /xVendor: removed unrecognised property"
+    assert "/delta/0" in result.warnings[1]
+    assert summary(result) == walked_only(events)
+
+
+def fed_one_by_one(events: list[Event]) -> Consumer:
+    """One batch, which the vendor property sends to the enforcer payload by payload."""
+    consumer = Consumer()
+    with contextlib.suppress(ProtocolViolation):
+        consumer.feed_many([msgspec.json.encode(event) for event in events])
+    return consumer
+
+
+def test_after_an_unknown_property_the_next_payload_is_judged_the_same() -> None:
+    """A payload after one with a vendor property skips the strict decode; it still gets the
+    verdict, the warnings and the count it would have got."""
+    vendor = content("m", "a", xVendor=1)
+    retired = {"type": "THINKING_START"}
+    malformed = content("m", "b", timestamp="soon")
+    opened = [START, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
+    for after, needs_slow_path in ((content("m", "b"), False), (retired, True), (vendor, True)):
+        consumer = fed_one_by_one([*opened, vendor, after])
+        assert consumer.slow_path_count == 1 + needs_slow_path
+        assert consumer.violation is None
+    consumer = fed_one_by_one([*opened, vendor, malformed])
+    assert consumer.violation is not None
+    assert (consumer.violation.rule, consumer.violation.index, consumer.violation.path) == (
+        "malformed-event",
+        3,
+        "/timestamp",
+    )
+    translated = fed_one_by_one([*opened, vendor, retired, FINISH]).warnings
+    assert [warning for warning in translated if "THINKING_START" in warning] == [
+        "event 3: translated retired THINKING_START to REASONING_START"
+    ]

@@ -19,6 +19,7 @@ its containing value with it. Open objects keep every member.
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import re
@@ -44,9 +45,33 @@ _PATH_PART = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 _NOTHING_TO_REMOVE = (mi.StrType, mi.BoolType, mi.FloatType, mi.DictType, mi.AnyType)
 
 
-# Type trees and wire-named field maps, built once per Struct class for the slow path's walk.
+class _Walk(enum.Enum):
+    """What the walk does with a field's value, decided once per field from its type."""
+
+    NONE = "none"  # a string, a boolean, an open object: nothing there is unrecognised
+    INTEGER = "integer"  # only an integral float to read as the integer
+    FULL = "full"
+
+
+_WALK_NONE, _WALK_INTEGER = _Walk.NONE, _Walk.INTEGER  # module globals: enum lookups cost
+
+
+def _walk_of(expected: mi.Type) -> _Walk:
+    if isinstance(expected, _NOTHING_TO_REMOVE):
+        return _Walk.NONE
+    return _Walk.INTEGER if isinstance(expected, mi.IntType) else _Walk.FULL
+
+
+def _integer_if_integral(value: Any) -> Any:
+    """JSON Schema counts 1.0 as the integer 1; reading it so is not a coercion."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# Built once per Struct class for the slow path's walk: its type tree, and per wire name
+# its field, the field's JSON Pointer token and what the walk does with its value.
 _STRUCT_INFO: dict[type, mi.StructType] = {}
-_FIELDS: dict[type, dict[str, mi.Field]] = {}
+_WIRE_NAMES: dict[type, frozenset[str | None]] = {}  # the properties a Struct knows, tag included
+_FIELDS: dict[type, dict[str, tuple[mi.Field, str, _Walk]]] = {}
 
 
 class _OpenUnionTables(NamedTuple):
@@ -109,20 +134,35 @@ class Enforcer:
         self._warn = warn
         self._translate = translate  # the compatibility boundary: it sees a document first
         self.slow_path_count = 0
-        """How many payloads took the slow path: conformant traffic never does."""
+        """How many payloads needed the slow path: conformant traffic never does."""
+        # The last payload's only unrecognised material was properties of its own. A producer
+        # that adds one (a trace id, say) adds it to every event, so the next payload skips
+        # the strict decode, which would fail.
+        self._expect_unknown_properties = False
 
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
         if type(payload) is not bytes and not isinstance(payload, (str, bytearray, memoryview)):
             payload = encode_document(payload, index)
+        if self._expect_unknown_properties:
+            return self._slow_path(payload, index, strict_failed=False)
         try:
             event: msgspec.Struct = self._decoder.decode(payload)
         except _DECODE_ERRORS:
-            return self._slow_path(payload, index)
+            return self._slow_path(payload, index, strict_failed=True)
         validators = self._open_union_validators.get(type(event))
         if validators is not None and _open_union_error(event, validators) is not None:
-            return self._slow_path(payload, index)
+            return self._slow_path(payload, index, strict_failed=True)
         return event
+
+    def _is_conformant(self, payload: bytes | bytearray | memoryview | str) -> bool:
+        """Whether the strict decoder alone takes ``payload``."""
+        try:
+            event = self._decoder.decode(payload)
+        except _DECODE_ERRORS:
+            return False
+        validators = self._open_union_validators.get(type(event))
+        return validators is None or _open_union_error(event, validators) is None
 
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[msgspec.Struct] | None:
         """The fast path for many payloads at once: every event, if the strict decoder alone
@@ -136,13 +176,15 @@ class Enforcer:
                 fields = self._open_union_validators.get(type(event))
                 if fields is not None and _open_union_error(event, fields) is not None:
                     return None
+        self._expect_unknown_properties = False
         return events
 
     # --- the slow path ---------------------------------------------------------------
 
     def _slow_path(
-        self, payload: bytes | bytearray | memoryview | str, index: int
+        self, payload: bytes | bytearray | memoryview | str, index: int, strict_failed: bool
     ) -> msgspec.Struct | None:
+        self._expect_unknown_properties = False
         self.slow_path_count += 1
         document = _decode_generic(payload, index)
         if self._translate is not None:
@@ -162,12 +204,19 @@ class Enforcer:
         if struct is None:
             self._warn(f"event {index}: dropped event of unrecognised type {event_type!r}")
             return None
+        trimmed = self._without_unknown_properties(document, struct, index)
+        if trimmed is not None:
+            kept, removed = trimmed
+            self._expect_unknown_properties = removed
+            if not (removed or strict_failed) and self._is_conformant(payload):
+                self.slow_path_count -= 1  # a guess that missed: the strict decoder takes it
+            return kept
         cleaned = self.clean(document, struct, f"event {index}")
         if isinstance(cleaned, _Removed):
             self._warn(f"event {index}: dropped {event_type} event: {cleaned.reason}")
             return None
-        try:
-            event: msgspec.Struct = self._decoder.decode(msgspec.json.encode(cleaned))
+        try:  # the same strict types as the fast path, straight from the document
+            event: msgspec.Struct = msgspec.convert(cleaned, struct)
         except msgspec.ValidationError as exc:
             raise MalformedEvent(
                 "malformed-event",
@@ -183,6 +232,42 @@ class Enforcer:
                     "malformed-event", f"{event_type}: {problem[1]}", index=index, path=problem[0]
                 )
         return event
+
+    def _without_unknown_properties(
+        self, document: dict[str, Any], struct: type[msgspec.Struct], index: int
+    ) -> tuple[msgspec.Struct, bool] | None:
+        """The common slow path, cheaply: the event and whether it had unknown properties,
+        if those (a vendor's extra field, say) were all it had unrecognised; else None, and
+        ``document`` as it was.
+
+        Anything else the walk would remove, or read as an integer, fails the strict
+        conversion, so a success here is what the walk would have made.
+        """
+        names = _WIRE_NAMES.get(struct)
+        if names is None:
+            config = struct.__struct_config__
+            names = _WIRE_NAMES[struct] = frozenset(
+                (*struct.__struct_encode_fields__, config.tag_field)
+            )
+        unknown = []
+        for key in document:  # a loop: a comprehension costs more, per event
+            if key not in names:
+                unknown.append(key)
+        trimmed = document
+        if unknown:
+            trimmed = dict(document)  # ``document`` stays whole for the walk, should this fail
+            for key in unknown:
+                del trimmed[key]
+        try:
+            event: msgspec.Struct = msgspec.convert(trimmed, struct)
+        except msgspec.ValidationError:
+            return None
+        validators = self._open_union_validators.get(struct)
+        if validators is not None and _open_union_error(event, validators) is not None:
+            return None  # an unknown JSON Patch operation: the walk removes it
+        for key in unknown:
+            self._warn(f"event {index} /{pointer_token(key)}: removed unrecognised property")
+        return event, bool(unknown)
 
     def clean(self, document: dict[str, Any], struct: type[msgspec.Struct], origin: str) -> Any:
         """Remove what ``struct`` does not recognise from a generic ``document``, in place.
@@ -212,8 +297,8 @@ class Enforcer:
             return self._clean_literal(value, expected)
         if isinstance(expected, mi.UnionType):
             return self._clean_union(value, expected, path, origin)
-        if isinstance(expected, mi.IntType) and isinstance(value, float) and value.is_integer():
-            return int(value)  # JSON Schema counts 1.0 as the integer 1; it is not a coercion
+        if isinstance(expected, mi.IntType):
+            return _integer_if_integral(value)
         return value
 
     def _clean_union(self, value: Any, expected: mi.UnionType, path: str, origin: str) -> Any:
@@ -254,22 +339,29 @@ class Enforcer:
     ) -> Any:
         fields = _FIELDS.get(expected.cls)
         if fields is None:
-            fields = _FIELDS[expected.cls] = {f.encode_name: f for f in expected.fields}
+            fields = _FIELDS[expected.cls] = {
+                f.encode_name: (f, pointer_token(f.encode_name), _walk_of(f.type))
+                for f in expected.fields
+            }
         open_unions = self._open_unions.get(expected.cls, {})
         for key in list(obj):
             if key == expected.tag_field:
                 continue
-            spec = fields.get(key)
-            if spec is None:
+            known = fields.get(key)
+            if known is None:
                 if expected.forbid_unknown_fields:
                     del obj[key]
                     self._warn(
                         f"{origin} {path}/{pointer_token(key)}: removed unrecognised property"
                     )
                 continue
-            if isinstance(spec.type, _NOTHING_TO_REMOVE):
+            spec, token, walk = known
+            if walk is _WALK_NONE:
                 continue  # a string, a boolean, an open object: nothing here is unrecognised
-            where = f"{path}/{pointer_token(key)}"
+            if walk is _WALK_INTEGER:
+                obj[key] = _integer_if_integral(obj[key])
+                continue
+            where = f"{path}/{token}"
             union = open_unions.get(spec.name)
             if union is not None:
                 cleaned = self._clean_open_union_items(obj[key], union, where, origin)
@@ -350,18 +442,20 @@ def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -
     try:
         if isinstance(payload, str):
             payload = payload.encode("utf-8")  # a lone surrogate cannot be UTF-8
-        else:
-            bytes(payload).decode("utf-8")
+        return msgspec.json.decode(payload)  # it checks the UTF-8 of every string
+    except (msgspec.DecodeError, UnicodeError) as exc:
+        failure: Exception = exc
+    try:  # bad UTF-8 anywhere, even where the JSON is also broken, is reported as such
+        if isinstance(payload, str):
+            raise failure
+        bytes(payload).decode("utf-8")
     except UnicodeError as exc:
         raise MalformedEvent(
             "invalid-utf8", f"the payload is not UTF-8: {exc}", index=index
         ) from None
-    try:
-        return msgspec.json.decode(payload)
-    except msgspec.DecodeError as exc:
-        raise MalformedEvent(
-            "invalid-json", f"the payload is not JSON: {exc}", index=index
-        ) from None
+    raise MalformedEvent(
+        "invalid-json", f"the payload is not JSON: {failure}", index=index
+    ) from None
 
 
 def encode_document(payload: object, index: int) -> bytes:
