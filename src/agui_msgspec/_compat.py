@@ -35,6 +35,8 @@ LEGACY_NULLS: dict[str, tuple[str, ...]] = {
     "TOOL_CALL_CHUNK": ("parentMessageId",),
     "RUN_FINISHED": ("outcome",),
 }
+TRANSLATED_TYPES = frozenset((*_THINKING, *LEGACY_NULLS))
+"""The event types this stage may change: a document of any other type passes untouched."""
 
 
 class Compatibility:

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import msgspec
 import msgspec.inspect as mi
 
+from agui_msgspec._compat import TRANSLATED_TYPES
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._patch import json_kind, pointer_token
 
@@ -187,15 +188,20 @@ class Enforcer:
         self._expect_unknown_properties = False
         self.slow_path_count += 1
         document = _decode_generic(payload, index)
-        if self._translate is not None:
-            document = self._translate(document, index)
-        if not isinstance(document, dict):
+        if not isinstance(document, dict):  # the compatibility boundary leaves these alone
             raise MalformedEvent(
                 "not-an-object",
                 f"an event is a JSON object, got {json_kind(document)}",
                 index=index,
             )
         event_type = document.get("type")
+        if (
+            self._translate is not None
+            and isinstance(event_type, str)
+            and event_type in TRANSLATED_TYPES
+        ):
+            document = self._translate(document, index)
+            event_type = document.get("type")
         if not isinstance(event_type, str):
             raise MalformedEvent(
                 "malformed-event", "the event has no string `type`", index=index, path="/type"
