@@ -234,10 +234,10 @@ class Consumer:
         self, payloads: Iterable[Payload], index: int
     ) -> Iterator[msgspec.Struct | None]:
         """Middleware, then enforcement, payload by payload; None for a dropped event."""
-        decode = self._enforcer.decode
+        decode, middleware = self._enforcer.decode, self._middleware
         for payload in payloads:
             try:
-                if self._middleware:
+                if middleware:
                     document = self._before_enforcement(payload, index)
                     event = None if document is None else decode(document, index)
                 else:

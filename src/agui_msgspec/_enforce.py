@@ -57,6 +57,21 @@ class _Walk(enum.Enum):
 _WALK_NONE, _WALK_INTEGER = _Walk.NONE, _Walk.INTEGER  # module globals: enum lookups cost
 
 
+_REMOVED_PROPERTY: dict[str, str] = {}
+_REMOVED_PROPERTY_LIMIT = 1024  # a hostile stream's endless new names are not all kept
+
+
+def _removed_property(key: str) -> str:
+    """The warning for an unrecognised property, after "event N": built once per name, as a
+    producer that sends one sends it on every event."""
+    text = _REMOVED_PROPERTY.get(key)
+    if text is None:
+        text = f" /{pointer_token(key)}: removed unrecognised property"
+        if len(_REMOVED_PROPERTY) < _REMOVED_PROPERTY_LIMIT:
+            _REMOVED_PROPERTY[key] = text
+    return text
+
+
 def _walk_of(expected: mi.Type) -> _Walk:
     if isinstance(expected, _NOTHING_TO_REMOVE):
         return _Walk.NONE
@@ -187,7 +202,10 @@ class Enforcer:
     ) -> msgspec.Struct | None:
         self._expect_unknown_properties = False
         self.slow_path_count += 1
-        document = _decode_generic(payload, index)
+        try:
+            document = msgspec.json.decode(payload)
+        except (msgspec.DecodeError, UnicodeError):
+            document = _decode_generic(payload, index)  # raises, saying what is wrong
         if not isinstance(document, dict):  # the compatibility boundary leaves these alone
             raise MalformedEvent(
                 "not-an-object",
@@ -272,7 +290,7 @@ class Enforcer:
         if validators is not None and _open_union_error(event, validators) is not None:
             return None  # an unknown JSON Patch operation: the walk removes it
         for key in unknown:
-            self._warn(f"event {index} /{pointer_token(key)}: removed unrecognised property")
+            self._warn(f"event {index}{_removed_property(key)}")
         return event, bool(unknown)
 
     def clean(self, document: dict[str, Any], struct: type[msgspec.Struct], origin: str) -> Any:
