@@ -9,6 +9,7 @@ body, through the transport reader it looks like.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -334,17 +335,14 @@ def consume(
     ``keep_events=False`` keeps only the verdict, runs, messages and state, so a
     long stream is consumed in memory bounded by what it assembles.
     """
-    try:
-        consumer = Consumer(version, on_warning, input, middleware, max_open_items)
-    except MalformedEvent as violation:  # the input the run started from is malformed
-        return Result(outcome="failed", violation=violation)
-    delivered: list[msgspec.Struct] | None = [] if keep_events else None
-    try:
+
+    def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
         consumer._feed_many(events, delivered)
         consumer.close()
-    except ProtocolViolation:
-        pass
-    return consumer.result(delivered or [])
+
+    return _reported(
+        lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
+    )
 
 
 def consume_body(
@@ -363,21 +361,35 @@ def consume_body(
     else as SSE, and each chunk's events go through the pipeline together. A body that
     ends inside an event is truncated.
     """
-    try:
-        consumer = Consumer(version, on_warning, input, middleware, max_open_items)
-    except MalformedEvent as violation:
-        return Result(outcome="failed", violation=violation)
-    chunks = iter((body,) if isinstance(body, bytes) else body)
-    head = b""
-    for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
-        head += chunk
-        if head.lstrip(_BOM_AND_WHITESPACE):
-            break
-    reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
-    delivered: list[msgspec.Struct] | None = [] if keep_events else None
-    try:
+
+    def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
+        chunks = iter((body,) if isinstance(body, bytes) else body)
+        head = b""
+        for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
+            head += chunk
+            if head.lstrip(_BOM_AND_WHITESPACE):
+                break
+        reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
         consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation:
-        pass
+
+    return _reported(
+        lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
+    )
+
+
+def _reported(
+    make_consumer: Callable[[], Consumer],
+    keep_events: bool,
+    run: Callable[[Consumer, list[msgspec.Struct] | None], None],
+) -> Result:
+    """The result of a whole stream, which ``run`` feeds to the consumer and closes; a
+    violation is reported on it, not raised."""
+    try:
+        consumer = make_consumer()
+    except MalformedEvent as violation:  # the input the run started from is malformed
+        return Result(outcome="failed", violation=violation)
+    delivered: list[msgspec.Struct] | None = [] if keep_events else None
+    with contextlib.suppress(ProtocolViolation):
+        run(consumer, delivered)
     return consumer.result(delivered or [])
