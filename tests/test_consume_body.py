@@ -62,3 +62,20 @@ def test_keep_events_false_keeps_the_messages_only() -> None:
     assert msgspec.to_builtins(result.messages) == [
         {"id": "m", "role": "assistant", "content": "Hi"}
     ]
+
+
+def test_a_bytearray_or_memoryview_body_is_one_body() -> None:
+    expected = summary(consume_body(SSE))
+    assert summary(consume_body(bytearray(SSE))) == expected
+    assert summary(consume_body(memoryview(SSE))) == expected
+
+
+def test_a_long_blank_start_stops_the_format_sniffing_and_reads_as_sse() -> None:
+    """Blank keep-alive lines before the first event are not buffered without end: past
+    4,096 blank bytes the body is read as SSE."""
+    blank = [b"\n"] * 5000
+    assert consume_body([*blank, SSE]).outcome == "completed"
+    as_sse = consume_body([*blank, JSONL])
+    assert as_sse.violation is not None
+    assert as_sse.violation.rule == "truncated"  # JSON lines read as SSE: ignored fields
+    assert consume_body([b"\n"] * 100 + [JSONL]).outcome == "completed"

@@ -389,3 +389,41 @@ def test_after_an_unknown_property_the_next_payload_is_judged_the_same() -> None
     assert [warning for warning in translated if "THINKING_START" in warning] == [
         "event 3: translated retired THINKING_START to REASONING_START"
     ]
+
+
+def test_a_callback_raising_during_decoding_does_not_reuse_the_event_index() -> None:
+    """An application's warning handler may raise; the consumer goes on numbering events."""
+    raised: list[str] = []
+
+    def on_warning(message: str) -> None:
+        if not raised:
+            raised.append(message)
+            raise RuntimeError("the application's handler failed")
+
+    consumer = Consumer(on_warning=on_warning)
+    consumer.feed(msgspec.json.encode(START))
+    with pytest.raises(RuntimeError):
+        consumer.feed(msgspec.json.encode({"type": "STEP_STARTED", "stepName": "s", "x": 1}))
+    with pytest.raises(ProtocolViolation) as rejected:
+        consumer.feed(msgspec.json.encode({"type": "STEP_FINISHED", "stepName": "s", "x": 2}))
+    assert rejected.value.index == 2
+    assert consumer.warnings == [
+        "event 1 /x: removed unrecognised property",
+        "event 2 /x: removed unrecognised property",
+    ]
+
+
+class Body(bytes):
+    """A bytes subclass, as some HTTP libraries hand out."""
+
+
+def test_payload_types_get_the_same_verdict_in_a_batch_and_one_by_one() -> None:
+    events = [START, FINISH]
+    for kind in (Body, bytearray, memoryview, lambda data: Body(data).decode()):
+        payloads = [kind(msgspec.json.encode(event)) for event in events]
+        batched = summary(consume(payloads))
+        assert batched[0] == "completed", kind
+        assert summary(consume(iter(payloads))) == batched
+        assert summary(consume([*payloads, msgspec.json.encode({**FINISH, "x": 1})])) == (
+            summary(consume(iter([*payloads, msgspec.json.encode({**FINISH, "x": 1})])))
+        )

@@ -54,6 +54,8 @@ class _Repeat(NamedTuple):
 
 _NO_REPEAT = _Repeat(None, "", None, None, None)
 _BOM_AND_WHITESPACE = b"\xef\xbb\xbf \t\r\n"
+# A body still blank after this many bytes is read as SSE (keep-alive blank lines, say).
+_SNIFF_LIMIT = 4096
 # Payloads per strict batch decode: enough to amortise the call, few enough to stay in cache.
 _BATCH_SIZE = 1024
 
@@ -199,7 +201,7 @@ class Consumer:
             self._violation = _too_deep(index)
             raise self._violation from None
         finally:
-            self._index = index + 1
+            self._index = max(self._index, index + 1)
             self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
 
     def _feed_batches(
@@ -237,6 +239,7 @@ class Consumer:
         """Middleware, then enforcement, payload by payload; None for a dropped event."""
         decode, middleware = self._enforcer.decode, self._middleware
         for payload in payloads:
+            self._index = index + 1  # counted before decoding: a callback may raise from in there
             try:
                 if middleware:
                     document = self._before_enforcement(payload, index)
@@ -346,7 +349,7 @@ def consume(
 
 
 def consume_body(
-    body: bytes | Iterable[bytes],
+    body: bytes | bytearray | memoryview | Iterable[bytes],
     version: str | ModuleType = LATEST_VERSION,
     input: Any = None,
     *,
@@ -363,11 +366,13 @@ def consume_body(
     """
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
-        chunks = iter((body,) if isinstance(body, bytes) else body)
+        chunks: Iterator[bytes] = (
+            iter((bytes(body),)) if isinstance(body, (bytes, bytearray, memoryview)) else iter(body)
+        )
         head = b""
         for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
             head += chunk
-            if head.lstrip(_BOM_AND_WHITESPACE):
+            if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
                 break
         reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)

@@ -36,6 +36,9 @@ from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._patch import json_kind, pointer_token
 
 Payload = bytes | bytearray | memoryview | str | Mapping[str, Any] | msgspec.Struct
+_TEXT_TYPES = (bytes, bytearray, memoryview, str)
+"""Payloads that are JSON text (subclasses too); anything else is a document to encode."""
+_EXACT_TEXT_TYPES = frozenset(_TEXT_TYPES)
 # UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
 _MSGSPEC_PATH = re.compile(r"`\$((?:\.[^.\[`]+|\[\d+\]|\[\"(?:[^\"\\]|\\.)*\"\])*)`$")
@@ -158,7 +161,7 @@ class Enforcer:
 
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
-        if type(payload) is not bytes and not isinstance(payload, (str, bytearray, memoryview)):
+        if type(payload) is not bytes and not isinstance(payload, _TEXT_TYPES):
             payload = encode_document(payload, index)
         if self._expect_unknown_properties:
             return self._slow_path(payload, index, strict_failed=False)
@@ -183,15 +186,17 @@ class Enforcer:
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[msgspec.Struct] | None:
         """The fast path for many payloads at once: every event, if the strict decoder alone
         gives them all; None if any payload needs more, to be decoded one by one."""
+        if not _EXACT_TEXT_TYPES.issuperset(map(type, payloads)):
+            return None  # a dict, a Struct, a subclass: ``decode`` tells what each one is
         try:
             events: list[msgspec.Struct] = list(map(self._decoder.decode, payloads))  # type: ignore[arg-type]
-        except (*_DECODE_ERRORS, TypeError, RecursionError):  # TypeError: not JSON text yet
+            if not self._open_union_types.isdisjoint(map(type, events)):
+                for event in events:
+                    fields = self._open_union_validators.get(type(event))
+                    if fields is not None and _open_union_error(event, fields) is not None:
+                        return None
+        except (*_DECODE_ERRORS, RecursionError):
             return None
-        if not self._open_union_types.isdisjoint(map(type, events)):
-            for event in events:
-                fields = self._open_union_validators.get(type(event))
-                if fields is not None and _open_union_error(event, fields) is not None:
-                    return None
         self._expect_unknown_properties = False
         return events
 
