@@ -1,8 +1,8 @@
 """The consumer: every stage of the pipeline in the specification's order.
 
-``Consumer`` is sans-IO and incremental (h11 style): feed it one payload at a
-time, it returns the typed events to deliver, or raises the
-:class:`ProtocolViolation` that rejects the stream. ``consume`` runs a whole
+``Consumer`` is sans-IO and incremental (h11 style): feed it a payload, or the
+payloads a reader made of one chunk, and it returns the typed events to deliver, or
+raises the :class:`ProtocolViolation` that rejects the stream. ``consume`` runs a whole
 stream and reports instead of raising; ``consume_body`` does the same for a response
 body, through the transport reader it looks like.
 """
