@@ -99,12 +99,15 @@ class _OpenUnionTables(NamedTuple):
     validators: dict[type[msgspec.Struct], dict[str, tuple[str, type[msgspec.Struct]]]]
     """struct → attribute → (wire name, holder): a Struct whose ``items`` field holds the value;
     msgspec caches a Struct's type, so converting into it is cheap on the fast path."""
+    types: frozenset[type[msgspec.Struct]]
+    """The Structs that have open-union fields."""
 
 
 @functools.cache  # per bindings module: a consumer per stream must not rebuild them
 def _open_union_tables(bindings: ModuleType) -> _OpenUnionTables:
     fields_by_struct = bindings.OPEN_UNION_FIELDS.items()
     return _OpenUnionTables(
+        types=frozenset(bindings.OPEN_UNION_FIELDS),
         unions={
             struct: {attr: _as_union(mi.type_info(union)) for attr, union in fields.items()}
             for struct, fields in fields_by_struct
@@ -149,7 +152,7 @@ class Enforcer:
         tables = _open_union_tables(bindings)
         self._open_unions = tables.unions
         self._open_union_validators = tables.validators
-        self._open_union_types = frozenset(tables.validators)
+        self._open_union_types = tables.types
         self._warn = warn
         self._translate = translate  # the compatibility boundary: it sees a document first
         self.slow_path_count = 0
@@ -165,23 +168,19 @@ class Enforcer:
             payload = encode_document(payload, index)
         if self._expect_unknown_properties:
             return self._slow_path(payload, index, strict_failed=False)
+        event = self._strict(payload)
+        return event if event is not None else self._slow_path(payload, index, strict_failed=True)
+
+    def _strict(self, payload: bytes | bytearray | memoryview | str) -> msgspec.Struct | None:
+        """The event, if the strict decoder alone takes ``payload``; else None."""
         try:
             event: msgspec.Struct = self._decoder.decode(payload)
         except _DECODE_ERRORS:
-            return self._slow_path(payload, index, strict_failed=True)
+            return None
         validators = self._open_union_validators.get(type(event))
         if validators is not None and _open_union_error(event, validators) is not None:
-            return self._slow_path(payload, index, strict_failed=True)
+            return None
         return event
-
-    def _is_conformant(self, payload: bytes | bytearray | memoryview | str) -> bool:
-        """Whether the strict decoder alone takes ``payload``."""
-        try:
-            event = self._decoder.decode(payload)
-        except _DECODE_ERRORS:
-            return False
-        validators = self._open_union_validators.get(type(event))
-        return validators is None or _open_union_error(event, validators) is None
 
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[msgspec.Struct] | None:
         """The fast path for many payloads at once: every event, if the strict decoder alone
@@ -237,7 +236,7 @@ class Enforcer:
         if trimmed is not None:
             kept, removed = trimmed
             self._expect_unknown_properties = removed
-            if not (removed or strict_failed) and self._is_conformant(payload):
+            if not (removed or strict_failed) and self._strict(payload) is not None:
                 self.slow_path_count -= 1  # a guess that missed: the strict decoder takes it
             return kept
         cleaned = self.clean(document, struct, f"event {index}")
