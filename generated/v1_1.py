@@ -188,7 +188,7 @@ reserved for the protocol by convention.
 State: TypeAlias = Any
 """Opaque agent state: any JSON value, passed along without interpretation."""
 
-JsonPointer: TypeAlias = Annotated[str, Meta(pattern="^(/([^/~]|~[01])*)*\\Z")]
+JsonPointer: TypeAlias = Annotated[str, Meta(pattern="(?s)\\A(?:/(?!.*~(?:[^01]|\\Z)).*)?\\Z")]
 """RFC 6901 JSON Pointer: empty for the whole document, otherwise `/`-prefixed tokens with `~` escaped
 as `~0` and `/` as `~1`.
 """

@@ -24,7 +24,8 @@ from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_doc
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
-from agui_msgspec._reduce import Reducer
+from agui_msgspec._patch import StateBounds
+from agui_msgspec._reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._transports import (
     JSONLinesReader,
     PayloadReader,
@@ -33,6 +34,7 @@ from agui_msgspec._transports import (
     sniff_format,
 )
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
+from agui_msgspec._warnings import DEFAULT_MAX_WARNINGS, WarningLog, cut
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,
@@ -58,6 +60,8 @@ _BOM_AND_WHITESPACE = b"\xef\xbb\xbf \t\r\n"
 _SNIFF_LIMIT = 4096
 # Payloads per strict batch decode: enough to amortise the call, few enough to stay in cache.
 _BATCH_SIZE = 1024
+# Bytes of a whole body framed at once: a network read's worth.
+_BODY_SLICE = 64 * 1024
 
 
 def _too_deep(index: int) -> MalformedEvent:
@@ -83,9 +87,13 @@ class Consumer:
         input: Any = None,
         middleware: Sequence[Middleware] = (),
         max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+        max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
     ) -> None:
         self.bindings = bindings_for(version)
-        self.warnings: list[str] = []
+        self._warnings = WarningLog(max_warnings)
+        self.warnings: list[str] = self._warnings.kept
         self._on_warning = on_warning
         self._compat = Compatibility(self._warn)
         self._middleware = tuple(middleware)
@@ -95,7 +103,9 @@ class Consumer:
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
         self._lifecycle = Lifecycle(max_open_items)
-        self._reducer = Reducer(self.bindings, self._warn, input)
+        self._reducer = Reducer(
+            self.bindings, self._warn, input, StateBounds(max_state_size, max_state_depth)
+        )
         self._index = 0
         self._violation: ProtocolViolation | None = None
         self._repeat = _NO_REPEAT
@@ -304,7 +314,8 @@ class Consumer:
         )
 
     def _warn(self, message: str) -> None:
-        self.warnings.append(message)
+        message = cut(message)
+        self._warnings.add(message, len(self._lifecycle.runs))
         if self._on_warning is not None:
             self._on_warning(message)
 
@@ -332,6 +343,9 @@ def consume(
     middleware: Sequence[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
 ) -> Result:
     """Run a whole stream through the consumer; never raises for a bad stream.
 
@@ -344,7 +358,18 @@ def consume(
         consumer.close()
 
     return _reported(
-        lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
+        lambda: Consumer(
+            version,
+            on_warning,
+            input,
+            middleware,
+            max_open_items,
+            max_state_size,
+            max_state_depth,
+            max_warnings,
+        ),
+        keep_events,
+        run,
     )
 
 
@@ -357,6 +382,9 @@ def consume_body(
     middleware: Sequence[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
 ) -> Result:
     """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
 
@@ -367,7 +395,7 @@ def consume_body(
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
         chunks: Iterator[bytes] = (
-            iter((bytes(body),)) if isinstance(body, (bytes, bytearray, memoryview)) else iter(body)
+            _slices(body) if isinstance(body, (bytes, bytearray, memoryview)) else iter(body)
         )
         head = b""
         for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
@@ -379,8 +407,27 @@ def consume_body(
         consumer.close(inside_event=reader.discarded_partial)
 
     return _reported(
-        lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
+        lambda: Consumer(
+            version,
+            on_warning,
+            input,
+            middleware,
+            max_open_items,
+            max_state_size,
+            max_state_depth,
+            max_warnings,
+        ),
+        keep_events,
+        run,
     )
+
+
+def _slices(body: bytes | bytearray | memoryview) -> Iterator[bytes]:
+    """A whole body in slices: a reader makes the payloads of one slice at a time, so the
+    framing costs memory in proportion to a slice, not to the body."""
+    whole = body if isinstance(body, bytes) else bytes(body)
+    for start in range(0, len(whole), _BODY_SLICE):
+        yield whole[start : start + _BODY_SLICE]
 
 
 def _reported(

@@ -60,19 +60,9 @@ class _Walk(enum.Enum):
 _WALK_NONE, _WALK_INTEGER = _Walk.NONE, _Walk.INTEGER  # module globals: enum lookups cost
 
 
-_REMOVED_PROPERTY: dict[str, str] = {}
-_REMOVED_PROPERTY_LIMIT = 1024  # a hostile stream's endless new names are not all kept
-
-
-def _removed_property(key: str) -> str:
-    """The warning for an unrecognised property, after "event N": built once per name, as a
-    producer that sends one sends it on every event."""
-    text = _REMOVED_PROPERTY.get(key)
-    if text is None:
-        text = f" /{pointer_token(key)}: removed unrecognised property"
-        if len(_REMOVED_PROPERTY) < _REMOVED_PROPERTY_LIMIT:
-            _REMOVED_PROPERTY[key] = text
-    return text
+# Per consumer, so nothing a stream chose outlives it: the texts of this many characters
+# of names at most. A producer that adds a property sends it on every event.
+_REMOVED_PROPERTY_CACHE_CHARS = 64 * 1024
 
 
 def _walk_of(expected: mi.Type) -> _Walk:
@@ -161,6 +151,8 @@ class Enforcer:
         # that adds one (a trace id, say) adds it to every event, so the next payload skips
         # the strict decode, which would fail.
         self._expect_unknown_properties = False
+        self._removed_texts: dict[str, str] = {}
+        self._removed_texts_room = _REMOVED_PROPERTY_CACHE_CHARS
 
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
@@ -294,8 +286,19 @@ class Enforcer:
         if validators is not None and _open_union_error(event, validators) is not None:
             return None  # an unknown JSON Patch operation: the walk removes it
         for key in unknown:
-            self._warn(f"event {index}{_removed_property(key)}")
+            self._warn(f"event {index}{self._removed_property(key)}")
         return event, bool(unknown)
+
+    def _removed_property(self, key: str) -> str:
+        """The warning for an unrecognised property, after "event N": built once per name
+        while the cache has room."""
+        text = self._removed_texts.get(key)
+        if text is None:
+            text = f" /{pointer_token(key)}: removed unrecognised property"
+            if len(key) + len(text) <= self._removed_texts_room:
+                self._removed_texts_room -= len(key) + len(text)
+                self._removed_texts[key] = text
+        return text
 
     def clean(self, document: dict[str, Any], struct: type[msgspec.Struct], origin: str) -> Any:
         """Remove what ``struct`` does not recognise from a generic ``document``, in place.

@@ -22,14 +22,23 @@ from __future__ import annotations
 
 import re
 import reprlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
-__all__ = ["PatchConflict", "apply_patch"]
+__all__ = [
+    "PatchConflict",
+    "PatchRefused",
+    "StateBounds",
+    "apply_patch",
+    "copy_json",
+    "measure",
+    "patch_in_place",
+]
 
 _OPS = ("add", "remove", "replace", "move", "copy", "test")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+_ABSENT: Any = object()
 # Longer index tokens exceed any list that fits in memory; int() of a huge
 # digit string would be slow, or raise ValueError past int_max_str_digits.
 _MAX_INDEX_DIGITS = 18
@@ -42,6 +51,32 @@ _brief.maxother = 40
 
 class PatchConflict(Exception):
     """A patch that does not apply to the document; ``str()`` is a one-line diagnosis."""
+
+
+class PatchRefused(Exception):
+    """A patch that would build a value past a :class:`StateBounds`: a protocol violation,
+    not a conflict. ``rule`` is its id, ``operation`` the index of the operation."""
+
+    def __init__(self, rule: str, operation: int, detail: str) -> None:
+        self.rule = rule
+        self.operation = operation
+        self.detail = detail
+        super().__init__(detail)
+
+
+class StateBounds(NamedTuple):
+    """What a patched document may grow to: its :func:`measure` size and its nesting depth."""
+
+    max_size: int
+    max_depth: int
+
+
+class _Refusal(Exception):
+    """A bound one operation would pass; :func:`patch_in_place` adds which operation."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        self.rule = rule
+        super().__init__(detail)
 
 
 class _Fault(Exception):
@@ -68,14 +103,93 @@ def apply_patch(document: Any, operations: Sequence[Mapping[str, Any]]) -> Any:
     return patcher.root
 
 
-class _Patcher:
-    """The document being patched, with copy-on-write bookkeeping."""
+def patch_in_place(
+    document: Any,
+    size: int,
+    operations: Sequence[Mapping[str, Any]],
+    bounds: StateBounds,
+    *,
+    object_root: bool = False,
+) -> tuple[Any, int]:
+    """Apply every operation to ``document`` in place; return the new root and its size.
 
-    def __init__(self, document: Any) -> None:
+    ``size`` is the document's :func:`measure` size. Each write checks the bounds before
+    it builds anything, and the values one patch may build or measure add up to at most
+    ``bounds.max_size``: a patch costs time in proportion to its own size and the bound,
+    never to the document's. On a :class:`PatchConflict` or :class:`PatchRefused` every
+    write is undone, in reverse, so the document is as it was; so it is when
+    ``object_root`` and the patch would leave anything but an object.
+    """
+    if not isinstance(operations, Sequence):
+        raise PatchConflict("the patch is not an array of operations")
+    patcher = _Patcher(document, bounds, size)
+    for index, operation in enumerate(operations):
+        try:
+            patcher.apply(operation)
+        except (_Fault, _Refusal, RecursionError) as failure:
+            patcher.undo()
+            if isinstance(failure, _Refusal):
+                raise PatchRefused(failure.rule, index, str(failure)) from None
+            reason = str(failure) if isinstance(failure, _Fault) else "a value is nested too deeply"
+            raise PatchConflict(f"{_describe(index, operation)}: {reason}") from None
+    if object_root and not isinstance(patcher.root, dict):
+        patcher.undo()
+        raise PatchConflict(f"the patch would make the document {json_kind(patcher.root)}")
+    return patcher.root, patcher.size
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (one a :func:`measure` within bounds has seen)."""
+    return _copy(value)
+
+
+def measure(value: Any, bounds: StateBounds, depth: int = 0) -> tuple[int, int]:
+    """The size of a JSON value (about its encoded length, at least 8 per value) and its
+    nesting depth below ``depth``; the walk stops once either passes ``bounds``, so it
+    costs at most ``bounds.max_size`` steps. Iterative: any depth is measured."""
+    size, deepest = 0, depth
+    stack = [(value, depth)]
+    max_size, max_depth = bounds.max_size, bounds.max_depth
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, str):
+            size += 8 + len(node)
+        elif isinstance(node, dict):
+            size += 8
+            level += 1
+            for key, item in node.items():
+                size += len(key) if isinstance(key, str) else 0
+                stack.append((item, level))
+        elif isinstance(node, list):
+            size += 8
+            level += 1
+            stack.extend((item, level) for item in node)
+        elif isinstance(node, int) and not isinstance(node, bool):
+            size += 8 + node.bit_length() // 8
+        else:
+            size += 8
+        deepest = max(deepest, level)
+        if size > max_size or deepest > max_depth:
+            break
+    return size, deepest - depth
+
+
+_UNBOUNDED = StateBounds(1 << 62, 1 << 62)
+
+
+class _Patcher:
+    """The document being patched: copy-on-write bookkeeping, or (with bounds) writes in
+    place with an undo log and a running size."""
+
+    def __init__(self, document: Any, bounds: StateBounds | None = None, size: int = 0) -> None:
         self.root = document
         # id → container for the copies this patch made: those may be written in
         # place. Holding the containers keeps their ids from being reused.
         self._owned: dict[int, Any] = {}
+        self._bounds = bounds
+        self.size = size
+        self._built = 0  # what this patch has built or measured so far, against max_size
+        self._undo: list[Callable[[], None]] = []
 
     def apply(self, operation: object) -> None:
         if not isinstance(operation, Mapping):
@@ -83,30 +197,81 @@ class _Patcher:
         name = _member(operation, "op")
         if not isinstance(name, str) or name not in _OPS:
             raise _Fault(f"unknown op {name!r}")
-        path = _pointer(operation, "path")
-        if name == "add":
-            self._add(path, _copy(_member(operation, "value")))
+        path = self._pointer(operation, "path")
+        if name in ("add", "replace"):
+            value = _member(operation, "value")
+            size = self._check_new(path, value)
+            write = self._add if name == "add" else self._replace
+            write(path, _copy(value), size)
         elif name == "remove":
             self._remove(path)
-        elif name == "replace":
-            self._replace(path, _copy(_member(operation, "value")))
         elif name == "test":
             expected = _member(operation, "value")
             actual = self._get(path)
             if not _equal(actual, expected):
                 raise _Fault(f"expected {_sample(expected)}, found {_sample(actual)}")
         else:
-            source = _pointer(operation, "from")
+            source = self._pointer(operation, "from")
             try:
                 value = self._get(source)
             except _Fault as fault:
                 raise _Fault(f"from: {fault}") from None
             if name == "copy":
-                self._add(path, _copy(value))
+                self._add(path, _copy(value), self._check_new(path, value))
             elif source != path:
                 if source == path[: len(source)]:
                     raise _Fault("cannot move a value into one of its own children")
-                self._add(path, self._remove(source))
+                if len(path) > len(source):  # deeper: what moves must fit below its new place
+                    self._check_new(path, value, grows=False)
+                self._add(path, self._remove(source, moving=True), None)
+
+    def _pointer(self, operation: Mapping[str, Any], name: str) -> list[str]:
+        if self._bounds is not None:
+            pointer = operation.get(name)
+            # Counted before splitting: a path of a million tokens is refused, not split.
+            if isinstance(pointer, str) and pointer.count("/") > self._bounds.max_depth:
+                raise _Refusal("too-deep", f"{name!r} is deeper than state may nest")
+        return _pointer(operation, name)
+
+    def _check_new(self, path: list[str], value: Any, *, grows: bool = True) -> int:
+        """Refuse ``value`` at ``path`` before building it if it would pass a bound; else
+        its size."""
+        if self._bounds is None:
+            return 0
+        max_size, max_depth = self._bounds
+        size, depth = measure(value, self._bounds, len(path))
+        self._built += size
+        if len(path) + depth > max_depth:
+            raise _Refusal("too-deep", f"the value would nest state deeper than {max_depth} levels")
+        if self._built > max_size:
+            raise _Refusal(
+                "state-too-large", f"the patch builds values larger than the bound, {max_size}"
+            )
+        if grows and self.size + size > max_size:
+            raise _Refusal(
+                "state-too-large", f"the value would make the document larger than {max_size}"
+            )
+        return size
+
+    def undo(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def _resize(self, added: int | None, removed: Any = _ABSENT) -> None:
+        """Account for a write: ``added`` is the new value's size (None: it moved within the
+        document), ``removed`` the value it took the place of."""
+        old_size = self.size
+        self._undo.append(lambda: setattr(self, "size", old_size))
+        if added is not None:
+            self.size += added
+        if removed is not _ABSENT:  # each value is removed once after it was built: amortised
+            self.size -= measure(removed, _UNBOUNDED)[0]
+
+    def _set_root(self, value: Any, size: int | None) -> None:
+        old, self.root = self.root, value
+        if self._bounds is not None:
+            self._undo.append(lambda: setattr(self, "root", old))
+            self._resize(size, old)
 
     def _get(self, tokens: list[str]) -> Any:
         node = self.root
@@ -121,49 +286,83 @@ class _Patcher:
                 raise _not_container(node, tokens, depth)
         return node
 
-    def _add(self, tokens: list[str], value: Any) -> None:
+    def _add(self, tokens: list[str], value: Any, size: int | None) -> None:
         if not tokens:
-            self.root = value
+            self._set_root(value, size)
             return
         parent = self._writable_parent(tokens)
         last = len(tokens) - 1
         if isinstance(parent, dict):
-            parent[tokens[last]] = value
+            key = tokens[last]
+            old = parent.get(key, _ABSENT)
+            parent[key] = value
+            if self._bounds is not None:
+                self._undo.append(
+                    (lambda: parent.pop(key))
+                    if old is _ABSENT
+                    else (lambda: parent.__setitem__(key, old))
+                )
+                self._resize(size, old)
         elif isinstance(parent, list):
-            parent.insert(_index(parent, tokens, last, adding=True), value)
+            position = _index(parent, tokens, last, adding=True)
+            parent.insert(position, value)
+            if self._bounds is not None:
+                self._undo.append(lambda: parent.pop(position) and None)
+                self._resize(size)
         else:
             raise _not_container(parent, tokens, last)
 
-    def _remove(self, tokens: list[str]) -> Any:
+    def _remove(self, tokens: list[str], *, moving: bool = False) -> Any:
         if not tokens:
             raise _Fault("the whole document cannot be removed")
         parent = self._writable_parent(tokens)
         last = len(tokens) - 1
         if isinstance(parent, dict):
-            if tokens[last] not in parent:
+            key = tokens[last]
+            if key not in parent:
                 raise _missing(tokens, last)
-            return parent.pop(tokens[last])
+            old = parent.pop(key)
+            if self._bounds is not None:
+                self._undo.append(lambda: parent.__setitem__(key, old))
+                if not moving:
+                    self._resize(0, old)
+            return old
         if isinstance(parent, list):
-            return parent.pop(_index(parent, tokens, last))
+            position = _index(parent, tokens, last)
+            old = parent.pop(position)
+            if self._bounds is not None:
+                self._undo.append(lambda: parent.insert(position, old))
+                if not moving:
+                    self._resize(0, old)
+            return old
         raise _not_container(parent, tokens, last)
 
-    def _replace(self, tokens: list[str], value: Any) -> None:
+    def _replace(self, tokens: list[str], value: Any, size: int) -> None:
         if not tokens:
-            self.root = value
+            self._set_root(value, size)
             return
         parent = self._writable_parent(tokens)
         last = len(tokens) - 1
+        key: str | int
         if isinstance(parent, dict):
-            if tokens[last] not in parent:
+            key = tokens[last]
+            if key not in parent:
                 raise _missing(tokens, last)
-            parent[tokens[last]] = value
         elif isinstance(parent, list):
-            parent[_index(parent, tokens, last)] = value
+            key = _index(parent, tokens, last)
         else:
             raise _not_container(parent, tokens, last)
+        old = parent[key]
+        parent[key] = value
+        if self._bounds is not None:
+            self._undo.append(lambda: parent.__setitem__(key, old))
+            self._resize(size, old)
 
     def _writable_parent(self, tokens: list[str]) -> Any:
-        """The container that holds the target, owned by this patch along with its ancestors."""
+        """The container that holds the target: in place, or (copy-on-write) owned by this
+        patch along with its ancestors."""
+        if self._bounds is not None:
+            return self._get(tokens[:-1])
         node = self.root = self._own(self.root)
         for depth in range(len(tokens) - 1):
             key: str | int

@@ -15,13 +15,28 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct
 
+from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._input import read_input
-from agui_msgspec._patch import PatchConflict, apply_patch
+from agui_msgspec._patch import (
+    PatchConflict,
+    PatchRefused,
+    StateBounds,
+    copy_json,
+    measure,
+    patch_in_place,
+)
 from agui_msgspec._tags import tag_of
 
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
 _UNSEEN: Any = object()
+DEFAULT_MAX_STATE_SIZE = 16 * 1024 * 1024
+"""Bound on the state, and on each activity message's content, in :func:`measure` units
+(about the encoded size, at least 8 per value): past the 10 MiB an event may carry."""
+DEFAULT_MAX_STATE_DEPTH = 512
+"""Levels of nesting the state and activity content may have: half the interpreter's
+default recursion limit, so encoding the state into the next run's input has room."""
+DEFAULT_STATE_BOUNDS = StateBounds(DEFAULT_MAX_STATE_SIZE, DEFAULT_MAX_STATE_DEPTH)
 DeltaSink = Callable[[str], None]
 """Where the text deltas of one message or the argument deltas of one tool call go."""
 
@@ -60,10 +75,15 @@ class Reducer:
     """Holds messages and state; ``apply`` one verified event at a time."""
 
     def __init__(
-        self, bindings: ModuleType, warn: Callable[[str], None], input: Any = None
+        self,
+        bindings: ModuleType,
+        warn: Callable[[str], None],
+        input: Any = None,
+        bounds: StateBounds = DEFAULT_STATE_BOUNDS,
     ) -> None:
         self._b = bindings
         self._warn = warn
+        self._bounds = bounds
         # role → message Struct, for the roles a text message may stream as
         streamed = bindings.CLOSED_STRING_SETS["TextMessageRole"]
         self._text_roles: dict[str, Any] = {
@@ -72,6 +92,12 @@ class Reducer:
             if role in streamed
         }
         self.state: Any = {}
+        self._state_size = measure(self.state, bounds)[0]
+        # Deltas write the state in place: first into a copy of what a snapshot (an event
+        # the application holds) or the input brought.
+        self._state_owned = True
+        # activity message id → (the content object deltas write in place, its size)
+        self._activity: dict[str, tuple[Any, int]] = {}
         self._messages: list[Any] = []
         self._by_id: dict[str, Any] = {}
         self._tool_calls: dict[str, Any] = {}
@@ -127,7 +153,7 @@ class Reducer:
         # The same reading as outgoing input: what the version does not know is stripped.
         seed = read_input(input, self._b, self._warn)
         if seed.state is not UNSET:
-            self.state = seed.state
+            self._set_state(seed.state, None, "/state", MalformedEvent)
         for message in seed.messages:
             self._add(message)
 
@@ -345,13 +371,42 @@ class Reducer:
     # --- state ---------------------------------------------------------------------------
 
     def _state_snapshot(self, event: Any, index: int) -> None:
-        self.state = event.snapshot
+        self._set_state(event.snapshot, index, "/snapshot", ProtocolViolation)
+
+    def _set_state(
+        self, state: Any, index: int | None, path: str, error: type[ProtocolViolation]
+    ) -> None:
+        self._state_size = self._measured(state, index, path, error)
+        self.state = state
+        self._state_owned = False
+
+    def _measured(
+        self, value: Any, index: int | None, path: str, error: type[ProtocolViolation]
+    ) -> int:
+        """The size of a value a snapshot brings; a violation if it passes the bounds."""
+        size, depth = measure(value, self._bounds)
+        if depth > self._bounds.max_depth:
+            raise error(
+                "too-deep", f"nests deeper than {self._bounds.max_depth}", index=index, path=path
+            )
+        if size > self._bounds.max_size:
+            raise error(
+                "state-too-large", f"larger than {self._bounds.max_size}", index=index, path=path
+            )
+        return size
 
     def _state_delta(self, event: Any, index: int) -> None:
+        if not self._state_owned:
+            self.state = copy_json(self.state)
+            self._state_owned = True
         try:
-            self.state = apply_patch(self.state, event.delta)
+            self.state, self._state_size = patch_in_place(
+                self.state, self._state_size, event.delta, self._bounds
+            )
         except PatchConflict as conflict:
             self._warn(f"event {index} /delta: STATE_DELTA does not apply, state kept: {conflict}")
+        except PatchRefused as refused:
+            raise _refusal(refused, index, "/delta") from None
 
     # --- activity ------------------------------------------------------------------------
 
@@ -380,18 +435,29 @@ class Reducer:
                 f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
             )
             return
+        owned = self._activity.get(target.id)
+        if owned is None or owned[0] is not target.content:
+            size = self._measured(target.content, index, "/patch", ProtocolViolation)
+            owned = self._activity[target.id] = (copy_json(target.content), size)
+            target.content = owned[0]
         try:
-            content = apply_patch(target.content, event.patch)
+            content, size = patch_in_place(
+                owned[0], owned[1], event.patch, self._bounds, object_root=True
+            )
         except PatchConflict as conflict:
             self._warn(
                 f"event {index} /patch: ACTIVITY_DELTA does not apply, content kept: {conflict}"
             )
             return
-        if not isinstance(content, dict):
-            self._warn(
-                f"event {index} /patch: ACTIVITY_DELTA would make content a non-object; skipped"
-            )
-            return
+        except PatchRefused as refused:
+            raise _refusal(refused, index, "/patch") from None
+        self._activity[target.id] = (content, size)
         target.content = content
         target.activity_type = event.activity_type  # the delta's type replaces the message's
         _merge_metadata(target, event)
+
+
+def _refusal(refused: PatchRefused, index: int, field: str) -> ProtocolViolation:
+    return ProtocolViolation(
+        refused.rule, refused.detail, index=index, path=f"{field}/{refused.operation}"
+    )

@@ -1,0 +1,327 @@
+"""Hostile input costs O(n) time and bounded memory (issue 14, the consumer's items).
+
+Memory is measured structurally (tracemalloc peaks), never by the clock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agui_msgspec import consume, consume_body
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_POINTER = json.loads((ROOT / "schema" / "1.1" / "schema.json").read_text())
+MiB = 1024 * 1024
+
+
+def peak_bytes(action: Callable[[], Any]) -> tuple[Any, int]:
+    """What ``action`` returns, and the peak of memory it allocated on the way."""
+    tracemalloc.start()
+    try:
+        result = action()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def event(**fields: Any) -> bytes:
+    return msgspec.json.encode(fields)
+
+
+def in_run(*payloads: bytes) -> list[bytes]:
+    return [
+        event(type="RUN_STARTED", threadId="t", runId="r"),
+        *payloads,
+        event(type="RUN_FINISHED", threadId="t", runId="r"),
+    ]
+
+
+# --- the JSON Pointer check (item 7) ----------------------------------------------------------
+
+
+def _schema_pointer_pattern() -> str:
+    def find(node: Any) -> str | None:
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                return str(node["pattern"])
+            return next(filter(None, map(find, node.values())), None)
+        if isinstance(node, list):
+            return next(filter(None, map(find, node)), None)
+        return None
+
+    pattern = find(SCHEMA_POINTER)
+    assert pattern is not None
+    return pattern
+
+
+# ECMA-262 reading of the schema's pattern: "$" only at the very end.
+SCHEMA_PATTERN = re.compile(_schema_pointer_pattern().removesuffix("$") + r"\Z")
+
+
+def pointer_accepted(pointer: str) -> bool:
+    delta = [{"op": "add", "path": pointer, "value": 1}]
+    result = consume(in_run(event(type="STATE_DELTA", delta=delta)))
+    if result.violation is None:
+        return True
+    assert result.violation.rule == "malformed-event", result.violation
+    return False
+
+
+def test_the_pointer_check_accepts_what_the_schema_pattern_accepts_exhaustively() -> None:
+    alphabet = "/~01a\n"
+    for length in range(6):
+        for letters in itertools.product(alphabet, repeat=length):
+            pointer = "".join(letters)
+            expected = SCHEMA_PATTERN.match(pointer) is not None
+            assert pointer_accepted(pointer) is expected, repr(pointer)
+
+
+@given(st.text(alphabet=st.sampled_from("/~01a\n\u00e9\ud7ff"), max_size=24))
+@settings(max_examples=300, deadline=None)
+def test_the_pointer_check_agrees_with_the_schema_pattern(pointer: str) -> None:
+    assert pointer_accepted(pointer) is (SCHEMA_PATTERN.match(pointer) is not None)
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        "/" + "a" * (4 * MiB),  # accepted
+        "/a" * (2 * MiB),  # accepted
+        "/" + "~0" * (2 * MiB) + "~",  # a near miss at the very end
+        "/" + "a" * (4 * MiB) + "~2",
+    ],
+    ids=["long-token", "many-tokens", "near-miss-tildes", "near-miss-end"],
+)
+def test_a_long_pointer_is_checked_in_bounded_memory(pointer: str) -> None:
+    body = in_run(event(type="STATE_DELTA", delta=[{"op": "add", "path": pointer, "value": 1}]))
+    _, peak = peak_bytes(lambda: consume(body, keep_events=False))
+    # The body itself is 4 MB; the schema's pattern in re took ~180 bytes per character.
+    assert peak < 3 * len(pointer) + 4 * MiB
+
+
+# --- JSON Patch amplification and depth (items 1 and 9) ---------------------------------------
+
+
+def doubling(count: int, key: str = "k") -> list[dict[str, Any]]:
+    """Each operation copies the whole document into itself: 2**count values from a short patch."""
+    return [{"op": "copy", "from": "", "path": f"/{key}{n}"} for n in range(count)]
+
+
+@pytest.mark.parametrize("kind", ["state", "activity"])
+def test_a_doubling_patch_is_refused_before_it_builds_the_state(kind: str) -> None:
+    if kind == "state":
+        body = in_run(
+            event(type="STATE_SNAPSHOT", snapshot={"seed": "x" * 64}),
+            event(type="STATE_DELTA", delta=doubling(30)),
+        )
+        field = "/delta"
+    else:
+        body = in_run(
+            event(type="ACTIVITY_SNAPSHOT", messageId="a", activityType="plan", content={"s": 1}),
+            event(type="ACTIVITY_DELTA", messageId="a", activityType="plan", patch=doubling(30)),
+        )
+        field = "/patch"
+    result, peak = peak_bytes(lambda: consume(body, max_state_size=256 * 1024))
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    assert result.violation.index == 2
+    assert result.violation.path.startswith(field + "/")
+    assert peak < 8 * MiB  # 30 doublings would be 2**30 values
+
+
+def test_the_default_bound_applies_to_a_snapshot_too() -> None:
+    # Over 2 million values: past the default 16 MiB, as every value counts at least 8.
+    body = in_run(event(type="STATE_SNAPSHOT", snapshot=[0] * (2 * MiB + 1)))
+    result = consume(body, keep_events=False)
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    assert (result.violation.index, result.violation.path) == (1, "/snapshot")
+    assert consume(body, keep_events=False, max_state_size=32 * MiB).violation is None
+
+
+def test_a_patch_ending_in_a_failing_test_does_bounded_work_and_keeps_the_state() -> None:
+    delta = [*doubling(30), {"op": "test", "path": "/k0", "value": 0}]
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"a": 1}),
+        event(type="STATE_DELTA", delta=delta),
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+    )
+    result, peak = peak_bytes(lambda: consume(body, max_state_size=256 * 1024))
+    # The copies pass the bound before the test is reached: refused, not 2**30 values built.
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    assert peak < 8 * MiB
+
+
+def test_a_failing_patch_within_bounds_leaves_the_state_as_it_was() -> None:
+    delta = [
+        *doubling(5),
+        {"op": "remove", "path": "/seed"},
+        {"op": "test", "path": "/k0", "value": 0},
+    ]
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"seed": [1, 2]}),
+        event(type="STATE_DELTA", delta=delta),
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+    )
+    result = consume(body)
+    assert result.violation is None
+    assert result.state == {"seed": [1, 2], "b": 2}
+    assert any("does not apply" in warning for warning in result.warnings)
+
+
+def test_a_copy_and_remove_cycle_is_bounded_by_the_work_a_patch_may_do() -> None:
+    cycle = [{"op": "copy", "from": "/big", "path": "/c"}, {"op": "remove", "path": "/c"}]
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"big": ["x" * 100] * 2000}),
+        event(type="STATE_DELTA", delta=cycle * 1000),
+    )
+    result = consume(body, max_state_size=1 * MiB)
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+
+
+def nesting(levels: int) -> list[dict[str, Any]]:
+    """Each operation adds an object one level below the last: ``levels`` levels in all."""
+    return [{"op": "add", "path": "/n" * (level + 1), "value": {}} for level in range(levels)]
+
+
+def test_a_patch_may_not_nest_state_deeper_than_the_bound() -> None:
+    body = in_run(event(type="STATE_DELTA", delta=nesting(1300)))
+    result = consume(body)
+    assert result.violation is not None
+    assert result.violation.rule == "too-deep"
+    assert result.violation.index == 1
+    assert result.violation.path == "/delta/511"
+    # What was kept can still be encoded and sent as the next run's input.
+    msgspec.json.encode(result.state)
+
+
+def test_a_copy_or_move_deeper_is_refused_as_too_deep() -> None:
+    copy_down = [*nesting(300), {"op": "copy", "from": "/n", "path": "/n" * 300 + "/m"}]
+    result = consume(in_run(event(type="STATE_DELTA", delta=copy_down)))
+    assert result.violation is not None
+    assert result.violation.rule == "too-deep"
+    move_down = [
+        *nesting(300),
+        {"op": "add", "path": "/o", "value": {}},
+        {"op": "move", "from": "/n", "path": "/o/n"},
+    ]
+    result = consume(in_run(event(type="STATE_DELTA", delta=move_down)), max_state_depth=300)
+    assert result.violation is not None
+    assert result.violation.rule == "too-deep"
+
+
+def test_state_up_to_the_bound_passes() -> None:
+    result = consume(in_run(event(type="STATE_DELTA", delta=nesting(511))))
+    assert result.violation is None
+    msgspec.json.encode(result.state)
+
+
+# --- warnings: the per-consumer text cache (item 5), the bound and the collapse (item 8) -------
+
+
+def test_nothing_a_stream_chose_is_kept_after_it() -> None:
+    import gc  # noqa: PLC0415
+
+    def stream(name: str) -> list[bytes]:
+        return in_run(event(type="CUSTOM", name="c", value=1, **{name: 1}))
+
+    tracemalloc.start()
+    try:
+        consume(stream("warm-up"))
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(3):
+            result = consume(stream(str(n) * MiB))
+            assert result.violation is None
+            del result
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 64 * 1024
+
+
+def unknown_properties(count: int) -> list[bytes]:
+    return in_run(*(event(type="CUSTOM", name="c", value=1, **{f"x{n}": 1}) for n in range(count)))
+
+
+@pytest.mark.parametrize("keep_events", [True, False])
+def test_warnings_kept_are_bounded_then_counted(keep_events: bool) -> None:
+    seen: list[str] = []
+    result = consume(
+        unknown_properties(5000), keep_events=keep_events, on_warning=seen.append, max_warnings=100
+    )
+    assert result.violation is None
+    assert len(seen) == 5000  # the callback sees each
+    assert len(result.warnings) == 101
+    assert result.warnings[:100] == seen[:100]
+    assert result.warnings[100] == "4900 more warnings not kept (max_warnings=100)"
+
+
+def test_the_default_bound_on_warnings() -> None:
+    result = consume(unknown_properties(1500), keep_events=False)
+    assert len(result.warnings) == 1001
+    assert result.warnings[-1].startswith("500 more warnings not kept")
+
+
+def test_a_long_warning_is_cut() -> None:
+    name = "n" * MiB
+    seen: list[str] = []
+    result = consume(
+        in_run(event(type="CUSTOM", name="c", value=1, **{name: 1})), on_warning=seen.append
+    )
+    assert len(result.warnings) == 1
+    assert len(result.warnings[0]) == len(seen[0]) == 1000
+    assert result.warnings[0].startswith("event 1 /nnnn")
+
+
+def test_repeated_warnings_collapse_within_a_run() -> None:
+    thinking = [
+        event(type="THINKING_TEXT_MESSAGE_START"),
+        *(event(type="THINKING_TEXT_MESSAGE_CONTENT", delta="x") for _ in range(5000)),
+        event(type="THINKING_TEXT_MESSAGE_END"),
+    ]
+    seen: list[str] = []
+    result = consume(in_run(*thinking), on_warning=seen.append)
+    assert result.violation is None
+    assert len(seen) == 5002
+    assert result.warnings == [
+        "event 1: translated retired THINKING_TEXT_MESSAGE_START to REASONING_MESSAGE_START",
+        "event 2: translated retired THINKING_TEXT_MESSAGE_CONTENT to REASONING_MESSAGE_CONTENT"
+        " (\u00d75000 in this run)",
+        "event 5002: translated retired THINKING_TEXT_MESSAGE_END to REASONING_MESSAGE_END",
+    ]
+
+
+def test_the_same_warning_in_another_run_is_kept_again() -> None:
+    start = event(type="THINKING_TEXT_MESSAGE_START")
+    end = event(type="THINKING_TEXT_MESSAGE_END")
+    body = [*in_run(start, end), *in_run(start, end)]
+    assert len(consume(body).warnings) == 4
+
+
+# --- a whole body is framed in slices (item 10) ------------------------------------------------
+
+
+def test_a_whole_body_of_short_lines_is_framed_in_bounded_memory() -> None:
+    line = b'{"type":"STEP_STARTED","stepName":"s"}\n{"type":"STEP_FINISHED","stepName":"s"}\n'
+    start = b'{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
+    end = b'{"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n'
+    body = start + line * (8 * MiB // len(line)) + end
+    result, peak = peak_bytes(lambda: consume_body(body, keep_events=False))
+    assert result.violation is None
+    # Split at once, the lines of 8 MB took ~100 MB; in 64 KiB slices, a slice's worth.
+    assert peak < 4 * MiB
