@@ -17,9 +17,14 @@ The target, :func:`check_one`, takes one response body and raises on a crash:
   same verdict, warnings and result whatever the chunking, and ``consume_body``
   must agree with the reader + consumer pipeline it stands for.
 
+A resource target too: an input of up to 64 KiB that takes more than 2 s of CPU,
+or raises the process's peak memory more than 256 MB above where it started, is a
+crash (:class:`ResourceExceeded`): hostile input must cost O(n) time and bounded memory.
+
 Seeds: built-in streams, ``examples/`` and the upstream conformance streams
-(``../shared/agui/conformance/1.1/streams``) when present, each as an SSE body
-and as a JSON lines body. A crash is recorded (deduplicated by exception type
+(``shared/agui/conformance/1.1/streams`` beside the checkout or any folder above
+this file, or ``--shared DIR``) when present, each as an SSE body and as a JSON
+lines body. A crash is recorded (deduplicated by exception type
 and the innermost ``agui_msgspec`` frame), fuzzing goes on, and at the end
 each distinct crash is minimised and printed with its reproducer.
 """
@@ -32,6 +37,7 @@ import importlib
 import json
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -53,7 +59,11 @@ from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, 
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
+_STREAMS = Path("agui", "conformance", "1.1", "streams")
+# The resource target: what an input of up to RESOURCE_INPUT_BYTES may cost.
+RESOURCE_INPUT_BYTES = 64 * 1024
+RESOURCE_CPU_SECONDS = 2.0
+RESOURCE_MEMORY_BYTES = 256 * 1024 * 1024
 
 Wire = dict[str, Any]
 Verdict = tuple[Any, ...]
@@ -61,6 +71,22 @@ Verdict = tuple[Any, ...]
 
 class InvariantBroken(AssertionError):
     """Two ways of judging the same bytes disagree."""
+
+
+class ResourceExceeded(AssertionError):
+    """A small input cost more time or memory than the resource target allows."""
+
+
+def conformance_streams(shared: Path | None = None) -> Path | None:
+    """The conformance streams: in ``shared``, else in a ``shared`` folder beside the
+    checkout or beside any folder above this file (wherever the fuzzer is run from)."""
+    if shared is not None:
+        return shared / _STREAMS
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / _STREAMS
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 # --- seeds ---------------------------------------------------------------------------------
@@ -165,15 +191,16 @@ def _encode(event: Wire | bytes) -> bytes:
     return event if isinstance(event, bytes) else json.dumps(event).encode()
 
 
-def seed_inputs(extra_dirs: Iterable[Path] = ()) -> list[bytes]:
+def seed_inputs(extra_dirs: Iterable[Path] = (), shared: Path | None = None) -> list[bytes]:
     """Every seed body: built-in streams, examples/ files, conformance streams, as SSE and JSONL."""
     streams: list[list[Wire]] = list(BUILTIN_STREAMS)
     raw: list[bytes] = []
     for folder in (EXAMPLES, *extra_dirs):
         if folder.is_dir():
             raw += [path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()]
-    if CONFORMANCE.is_dir():
-        for path in sorted(CONFORMANCE.glob("*.json")):
+    conformance = conformance_streams(shared)
+    if conformance is not None and conformance.is_dir():
+        for path in sorted(conformance.glob("*.json")):
             fixture = json.loads(path.read_bytes())
             if isinstance(fixture.get("stream"), list):
                 streams.append(fixture["stream"])
@@ -329,6 +356,32 @@ def _summarise(result: Any) -> None:
     msgspec.json.encode([result.messages, result.state, result.events, result.runs])
 
 
+def _peak_rss() -> int:
+    """The process's peak resident memory so far, in bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+_RSS_AT_START = _peak_rss()
+
+
+def check_bounded(body: bytes) -> None:
+    """:func:`check_one`, and the resource target for an input of up to 64 KiB: CPU time,
+    not wall time, so a busy machine does not make crashes up; memory as the rise of the
+    process's peak above where it started, which only an input that sets a new peak moves."""
+    started = time.process_time()
+    check_one(body)
+    if len(body) > RESOURCE_INPUT_BYTES:
+        return
+    spent = time.process_time() - started
+    if spent > RESOURCE_CPU_SECONDS:
+        raise ResourceExceeded(f"time: {spent:.1f} s of CPU for {len(body)} bytes")
+    grown = _peak_rss() - _RSS_AT_START
+    if grown > RESOURCE_MEMORY_BYTES:
+        raise ResourceExceeded(
+            f"memory: peak {grown >> 20} MB above the start for {len(body)} bytes"
+        )
+
+
 # --- crash bookkeeping -----------------------------------------------------------------------
 
 
@@ -351,7 +404,7 @@ class Recorder:
     def run(self, body: bytes) -> None:
         self.inputs += 1
         try:
-            check_one(body)
+            check_bounded(body)
         except Exception as exc:
             key = crash_key(exc)
             known = self.crashes.get(key)
@@ -389,14 +442,14 @@ def crash_key(exc: BaseException) -> tuple[str, str]:
     inside = [f for f in frames if "agui_msgspec" in f.filename]
     chosen = inside or list(frames)
     where = f"{Path(chosen[-1].filename).name}:{chosen[-1].lineno}" if chosen else "?"
-    if isinstance(exc, InvariantBroken):
+    if isinstance(exc, (InvariantBroken, ResourceExceeded)):
         where = str(exc).split(":", 1)[0]
     return type(exc).__name__, where
 
 
 def _reproduces(body: bytes, key: tuple[str, str]) -> bool:
     try:
-        check_one(body)
+        check_bounded(body)
     except Exception as exc:
         return crash_key(exc) == key
     return False
@@ -441,8 +494,9 @@ def fuzz_atheris(
         f"-max_len={args.max_len}",
         f"-dict={_dictionary_file(recorder.artifacts)}",
         f"-seed={args.seed}",
-        "-rss_limit_mb=8192",
-        "-timeout=120",
+        # Backstops only: the target reports the resource target's crashes itself.
+        "-rss_limit_mb=2048",
+        "-timeout=20",
         str(corpus),
     ]
     deadline: list[float] = []  # set by the first call: instrumenting and loading take time
@@ -524,11 +578,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--artifacts", type=Path, default=None, help="where crashes are written")
     parser.add_argument("--minimise-seconds", type=float, default=30.0)
     parser.add_argument("--corpus", type=Path, action="append", default=[], help="extra seed dir")
+    parser.add_argument("--shared", type=Path, default=None, help="the shared test data folder")
     args = parser.parse_args(argv)
     artifacts = args.artifacts or Path(tempfile.mkdtemp(prefix="agui-fuzz-artifacts-"))
     artifacts.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(artifacts)
-    seeds = seed_inputs(args.corpus)
+    seeds = seed_inputs(args.corpus, args.shared)
     for seed in seeds:  # the seeds must pass before anything else is worth trying
         recorder.run(seed)
     print(f"[fuzz] {len(seeds)} seeds; fuzzing for {args.seconds} s", file=sys.stderr, flush=True)

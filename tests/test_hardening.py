@@ -140,6 +140,15 @@ def test_a_doubling_patch_is_refused_before_it_builds_the_state(kind: str) -> No
     assert peak < 8 * MiB  # 30 doublings would be 2**30 values
 
 
+def test_with_the_defaults_a_small_patch_builds_little() -> None:
+    body = in_run(event(type="STATE_DELTA", delta=doubling(40)))
+    result, peak = peak_bytes(lambda: consume(body))
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    # A 1.7 KB patch may build 1 MiB + 16 times its size: a few MB of memory at most.
+    assert peak < 16 * MiB
+
+
 def test_the_default_bound_applies_to_a_snapshot_too() -> None:
     # Over 2 million values: past the default 16 MiB, as every value counts at least 8.
     body = in_run(event(type="STATE_SNAPSHOT", snapshot=[0] * (2 * MiB + 1)))
@@ -325,3 +334,61 @@ def test_a_whole_body_of_short_lines_is_framed_in_bounded_memory() -> None:
     assert result.violation is None
     # Split at once, the lines of 8 MB took ~100 MB; in 64 KiB slices, a slice's worth.
     assert peak < 4 * MiB
+
+
+# --- the fuzzer: its seeds from anywhere, and the resource target (item 12) --------------------
+
+
+def _load_fuzzer(path: Path) -> Any:
+    import importlib.util  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("fuzz_consume", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.mark.skipif(not (SHARED / "agui").is_dir(), reason="needs ../shared/agui")
+def test_the_fuzzer_finds_the_conformance_seeds_from_a_checkout_further_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "shared").symlink_to(SHARED.resolve())
+    script = tmp_path / "ci" / "checkout" / "fuzz" / "fuzz_consume.py"
+    script.parent.mkdir(parents=True)
+    script.write_bytes((ROOT / "fuzz" / "fuzz_consume.py").read_bytes())
+    monkeypatch.chdir(tmp_path / "ci")
+    fuzz = _load_fuzzer(script)
+    streams = len(list((SHARED / "agui" / "conformance" / "1.1" / "streams").glob("*.json")))
+    assert len(fuzz.seed_inputs()) >= 2 * (len(fuzz.BUILTIN_STREAMS) + streams) - 10
+
+
+def test_the_fuzzer_counts_a_slow_or_large_input_as_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
+    body = b"data: " + event(type="RUN_STARTED", threadId="t", runId="r") + b"\n\n"
+    fuzz.check_bounded(body)
+    monkeypatch.setattr(fuzz, "RESOURCE_CPU_SECONDS", -1.0)
+    with pytest.raises(fuzz.ResourceExceeded, match="time"):
+        fuzz.check_bounded(body)
+    monkeypatch.setattr(fuzz, "RESOURCE_CPU_SECONDS", 1e9)
+    monkeypatch.setattr(fuzz, "RESOURCE_MEMORY_BYTES", -(1 << 40))
+    with pytest.raises(fuzz.ResourceExceeded, match="memory"):
+        fuzz.check_bounded(body)
+    fuzz.check_bounded(b"x" * (64 * 1024 + 1))  # larger inputs are not held to the target
+
+
+def test_the_amplification_input_meets_the_fuzzers_resource_target() -> None:
+    fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
+    body = b"".join(
+        b"data: " + payload + b"\n\n"
+        for payload in in_run(event(type="STATE_DELTA", delta=doubling(30)))
+    )
+    fuzz.check_bounded(body)

@@ -64,6 +64,11 @@ class PatchRefused(Exception):
         super().__init__(detail)
 
 
+# What one patch may build or walk: this much, plus this many times its own size.
+PATCH_WORK_FLOOR = 1024 * 1024
+PATCH_WORK_FACTOR = 16
+
+
 class StateBounds(NamedTuple):
     """What a patched document may grow to: its :func:`measure` size and its nesting depth."""
 
@@ -114,15 +119,17 @@ def patch_in_place(
     """Apply every operation to ``document`` in place; return the new root and its size.
 
     ``size`` is the document's :func:`measure` size. Each write checks the bounds before
-    it builds anything, and the values one patch may build or measure add up to at most
-    ``bounds.max_size``: a patch costs time in proportion to its own size and the bound,
-    never to the document's. On a :class:`PatchConflict` or :class:`PatchRefused` every
+    it builds anything, and the values one patch may build (copies, the values it
+    carries) or walk (what moves deeper) add up to at most :data:`PATCH_WORK_FLOOR` plus
+    :data:`PATCH_WORK_FACTOR` times the patch's own size, and to ``bounds.max_size``: a
+    patch costs time in proportion to its own size, never to the document's. On a :class:`PatchConflict` or :class:`PatchRefused` every
     write is undone, in reverse, so the document is as it was; so it is when
     ``object_root`` and the patch would leave anything but an object.
     """
     if not isinstance(operations, Sequence):
         raise PatchConflict("the patch is not an array of operations")
-    patcher = _Patcher(document, bounds, size)
+    allowance = PATCH_WORK_FLOOR + PATCH_WORK_FACTOR * measure(operations, bounds)[0]
+    patcher = _Patcher(document, bounds, size, min(allowance, bounds.max_size))
     for index, operation in enumerate(operations):
         try:
             patcher.apply(operation)
@@ -181,14 +188,17 @@ class _Patcher:
     """The document being patched: copy-on-write bookkeeping, or (with bounds) writes in
     place with an undo log and a running size."""
 
-    def __init__(self, document: Any, bounds: StateBounds | None = None, size: int = 0) -> None:
+    def __init__(
+        self, document: Any, bounds: StateBounds | None = None, size: int = 0, allowance: int = 0
+    ) -> None:
         self.root = document
         # id → container for the copies this patch made: those may be written in
         # place. Holding the containers keeps their ids from being reused.
         self._owned: dict[int, Any] = {}
         self._bounds = bounds
         self.size = size
-        self._built = 0  # what this patch has built or measured so far, against max_size
+        self._built = 0  # what this patch has built or walked so far, against the allowance
+        self._allowance = allowance
         self._undo: list[Callable[[], None]] = []
 
     def apply(self, operation: object) -> None:
@@ -243,9 +253,10 @@ class _Patcher:
         self._built += size
         if len(path) + depth > max_depth:
             raise _Refusal("too-deep", f"the value would nest state deeper than {max_depth} levels")
-        if self._built > max_size:
+        if self._built > self._allowance:
             raise _Refusal(
-                "state-too-large", f"the patch builds values larger than the bound, {max_size}"
+                "state-too-large",
+                f"the patch would build more than {self._allowance} (its allowance, by its size)",
             )
         if grows and self.size + size > max_size:
             raise _Refusal(
