@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_msgspec import consume, consume_body
+from agui_msgspec import Consumer, consume, consume_body
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_POINTER = json.loads((ROOT / "schema" / "1.1" / "schema.json").read_text())
@@ -392,3 +392,134 @@ def test_the_amplification_input_meets_the_fuzzers_resource_target() -> None:
         for payload in in_run(event(type="STATE_DELTA", delta=doubling(30)))
     )
     fuzz.check_bounded(body)
+
+
+# --- per-event cost that does not grow with the stream (item 6) --------------------------------
+# Work is counted structurally: the lines of the library's Python run for one event, and the
+# memory it allocates, after a short and after a long prefix of the same stream.
+
+
+def library_lines(action: Callable[[], Any]) -> int:
+    """How many lines of agui_msgspec's Python ``action`` runs (each loop turn counts)."""
+    import sys  # noqa: PLC0415
+
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if "agui_msgspec" not in frame.f_code.co_filename:
+            return None
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        action()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def cost_of_next(prefix: list[bytes], payload: bytes) -> int:
+    """Lines of the library run by one more payload after ``prefix``."""
+    consumer = Consumer()
+    consumer.feed_many(prefix)
+    return library_lines(lambda: consumer.feed(payload))
+
+
+START = event(type="RUN_STARTED", threadId="t", runId="r")
+
+
+def activities(count: int) -> list[bytes]:
+    return [
+        event(type="ACTIVITY_SNAPSHOT", messageId=f"a{n}", activityType="p", content={"n": n})
+        for n in range(count)
+    ]
+
+
+def subagent_chunks(count: int) -> list[bytes]:
+    return [
+        payload
+        for n in range(count)
+        for payload in (
+            event(type="SUBAGENT_STARTED", subagentRunId=f"s{n}", name="helper"),
+            event(type="TEXT_MESSAGE_CHUNK", subagentRunId=f"s{n}", messageId=f"m{n}", delta="x"),
+        )
+    ]
+
+
+SCENARIOS: dict[str, tuple[Callable[[int], list[bytes]], Callable[[int], bytes]]] = {
+    "replace-a-message": (
+        activities,
+        lambda n: event(
+            type="ACTIVITY_SNAPSHOT",
+            messageId=f"a{n - 1}",
+            activityType="p",
+            content={},
+            replace=True,
+        ),
+    ),
+    "messages-snapshot": (activities, lambda n: event(type="MESSAGES_SNAPSHOT", messages=[])),
+    "subagent-chunks": (
+        subagent_chunks,
+        lambda n: event(type="TEXT_MESSAGE_CHUNK", subagentRunId="s0", messageId="m0", delta="y"),
+    ),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_one_event_runs_the_same_code_however_long_the_stream(scenario: str) -> None:
+    build, last = SCENARIOS[scenario]
+    short = cost_of_next([START, *build(50)], last(50))
+    long = cost_of_next([START, *build(2000)], last(2000))
+    assert long <= short + 10, (short, long)
+
+
+def test_reopening_a_long_message_does_not_copy_its_text() -> None:
+    prefix = [
+        START,
+        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * (4 * MiB)),
+        event(type="TEXT_MESSAGE_END", messageId="m"),
+    ]
+    consumer = Consumer()
+    consumer.feed_many(prefix)
+    again = [
+        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="y"),
+        event(type="TEXT_MESSAGE_END", messageId="m"),
+    ]
+    _, peak = peak_bytes(lambda: [consumer.feed_many(again) for _ in range(3)])
+    assert peak < MiB
+    assert consumer.messages[0].content == "x" * (4 * MiB) + "yyy"
+
+
+def test_a_delta_does_not_copy_the_whole_state() -> None:
+    snapshot = {f"key{n}": {"n": n} for n in range(50_000)}
+    consumer = Consumer()
+    consumer.feed_many([START, event(type="STATE_SNAPSHOT", snapshot=snapshot)])
+    first = event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/key1/n", "value": -1}])
+    consumer.feed(first)  # the first delta after a snapshot copies it: the event stays as it was
+    delta = event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/key2/n", "value": -2}])
+    _, peak = peak_bytes(lambda: consumer.feed(delta))
+    assert peak < 64 * 1024
+    assert consumer.state["key1"] == {"n": -1}
+    assert consumer.state["key2"] == {"n": -2}
+
+
+def test_metadata_is_merged_key_by_key() -> None:
+    big = {f"k{n}": n for n in range(50_000)}
+    consumer = Consumer()
+    consumer.feed_many(
+        [
+            START,
+            event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", metadata=big),
+            event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="a", metadata={"x": 1}),
+        ]
+    )
+    more = event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="b", metadata={"y": 2})
+    _, peak = peak_bytes(lambda: consumer.feed(more))
+    assert peak < 64 * 1024
+    merged = consumer.messages[0].metadata
+    assert merged == {**big, "x": 1, "y": 2}

@@ -97,8 +97,14 @@ class Expander:
             )
             for kind in _KINDS.values()
         }
-        # (lane, kind) → the open chunk stream
+        # (lane, kind) → the open chunk stream; indexed by lane, by kind and by item too,
+        # so an event costs the same however many subagents have streams open
         self._streams: dict[tuple[Lane, _ChunkKind], _Stream] = {}
+        self._lanes: dict[Lane, dict[_ChunkKind, None]] = {}
+        self._kind_lanes: dict[_ChunkKind, dict[Lane, None]] = {
+            kind: {} for kind in _KINDS.values()
+        }
+        self._owners: dict[tuple[_ChunkKind, str], dict[Lane, None]] = {}
         self.chunk_types: frozenset[type] = frozenset(
             bindings.EVENT_TYPES[kind.chunk] for kind in _KINDS.values()
         )
@@ -130,12 +136,33 @@ class Expander:
             return self._close(list(self._streams))
         lane = _value(event, "subagent_run_id")
         lane = None if lane is UNSET else lane
-        return self._close([key for key in self._streams if key[0] == lane])
+        return self._close([(lane, kind) for kind in self._lanes.get(lane, ())])
+
+    def _open(self, key: tuple[Lane, _ChunkKind], stream: _Stream) -> None:
+        lane, kind = key
+        self._streams[key] = stream
+        self._lanes.setdefault(lane, {})[kind] = None
+        self._kind_lanes[kind][lane] = None
+        self._owners.setdefault((kind, stream.item_id), {})[lane] = None
+
+    def _pop(self, key: tuple[Lane, _ChunkKind]) -> _Stream:
+        lane, kind = key
+        stream = self._streams.pop(key)
+        kinds = self._lanes[lane]
+        del kinds[kind]
+        if not kinds:
+            del self._lanes[lane]
+        del self._kind_lanes[kind][lane]
+        owners = self._owners[kind, stream.item_id]
+        del owners[lane]
+        if not owners:
+            del self._owners[kind, stream.item_id]
+        return stream
 
     def _close(self, keys: list[tuple[Lane, _ChunkKind]]) -> list[Struct]:
         ends = []
         for key in keys:
-            stream = self._streams.pop(key)
+            stream = self._pop(key)
             end = self._triads[stream.kind][2]
             lane = key[0]
             ends.append(
@@ -152,7 +179,7 @@ class Expander:
         out: list[Struct] = []
         # Any chunk also ends the lane's streams of the other kinds: it is a message or tool-call event.
         out += self._close(
-            [key for key in self._streams if key[0] == lane_key[0] and key != lane_key]
+            [(lane_key[0], k) for k in self._lanes.get(lane_key[0], ()) if k is not kind]
         )
         stream = self._streams.get(lane_key)
         if stream is not None and (item_id is UNSET or item_id == stream.item_id):
@@ -172,7 +199,7 @@ class Expander:
                     path="/" + _wire(attr),
                 )
         opener = self._opener_values(event, kind)
-        self._streams[lane_key] = _Stream(kind, item_id, opener)
+        self._open(lane_key, _Stream(kind, item_id, opener))
         out.append(self._start(event, kind, item_id, opener, lane_key[0]))
         if _value(event, "delta") is not UNSET:  # the opener carries the chunk's metadata
             out.append(self._content(event, kind, item_id, lane_key[0], carry_metadata=False))
@@ -183,15 +210,15 @@ class Expander:
     ) -> tuple[Lane, _ChunkKind]:
         if tagged is not UNSET:
             return (tagged, kind)
-        open_lanes = [lane for (lane, k) in self._streams if k is kind]
+        open_lanes = self._kind_lanes[kind]
         if item_id is not UNSET:
             # An untagged chunk naming an item continues whichever lane assembles it.
-            owners = [lane for lane in open_lanes if self._streams[(lane, kind)].item_id == item_id]
-            return (owners[0] if owners else None, kind)
+            owners = self._owners.get((kind, item_id))
+            return (next(iter(owners)) if owners else None, kind)
         if None in open_lanes or not open_lanes:
             return (None, kind)
         if len(open_lanes) == 1:
-            return (open_lanes[0], kind)
+            return (next(iter(open_lanes)), kind)
         raise ChunkViolation(
             "chunk-ambiguous",
             f"an untagged {kind.chunk} without {_wire(kind.id_attr)} could continue the streams "

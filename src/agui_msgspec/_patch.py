@@ -39,6 +39,7 @@ _OPS = ("add", "remove", "replace", "move", "copy", "test")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 _ABSENT: Any = object()
+_SCALARS = frozenset({float, bool, type(None)})
 # Longer index tokens exceed any list that fits in memory; int() of a huge
 # digit string would be slow, or raise ValueError past int_max_str_digits.
 _MAX_INDEX_DIGITS = 18
@@ -128,8 +129,7 @@ def patch_in_place(
     """
     if not isinstance(operations, Sequence):
         raise PatchConflict("the patch is not an array of operations")
-    allowance = PATCH_WORK_FLOOR + PATCH_WORK_FACTOR * measure(operations, bounds)[0]
-    patcher = _Patcher(document, bounds, size, min(allowance, bounds.max_size))
+    patcher = _Patcher(document, bounds, size, operations)
     for index, operation in enumerate(operations):
         try:
             patcher.apply(operation)
@@ -154,31 +154,42 @@ def measure(value: Any, bounds: StateBounds, depth: int = 0) -> tuple[int, int]:
     """The size of a JSON value (about its encoded length, at least 8 per value) and its
     nesting depth below ``depth``; the walk stops once either passes ``bounds``, so it
     costs at most ``bounds.max_size`` steps. Iterative: any depth is measured."""
+    scalar = _scalar_size(value)
+    if scalar:
+        return scalar, 0
     size, deepest = 0, depth
     stack = [(value, depth)]
     max_size, max_depth = bounds.max_size, bounds.max_depth
     while stack:
         node, level = stack.pop()
-        if isinstance(node, str):
-            size += 8 + len(node)
-        elif isinstance(node, dict):
+        if type(node) is dict:
             size += 8
             level += 1
+            deepest = max(deepest, level)
             for key, item in node.items():
-                size += len(key) if isinstance(key, str) else 0
+                size += len(key) if type(key) is str else 8
                 stack.append((item, level))
-        elif isinstance(node, list):
+        elif type(node) is list:
             size += 8
             level += 1
-            stack.extend((item, level) for item in node)
-        elif isinstance(node, int) and not isinstance(node, bool):
-            size += 8 + node.bit_length() // 8
+            deepest = max(deepest, level)
+            stack.extend([(item, level) for item in node])
         else:
-            size += 8
-        deepest = max(deepest, level)
+            size += _scalar_size(node) or 8  # a subclass: not JSON, and refused when copied
         if size > max_size or deepest > max_depth:
             break
     return size, deepest - depth
+
+
+def _scalar_size(value: Any) -> int:
+    """The size of a string, number, boolean or null; 0 for anything else."""
+    kind = type(value)
+    if kind is str:
+        return 8 + len(value)
+    if kind is int:
+        bits: int = value.bit_length()
+        return 8 + bits // 8
+    return 8 if kind in _SCALARS else 0
 
 
 _UNBOUNDED = StateBounds(1 << 62, 1 << 62)
@@ -189,7 +200,11 @@ class _Patcher:
     place with an undo log and a running size."""
 
     def __init__(
-        self, document: Any, bounds: StateBounds | None = None, size: int = 0, allowance: int = 0
+        self,
+        document: Any,
+        bounds: StateBounds | None = None,
+        size: int = 0,
+        operations: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.root = document
         # id → container for the copies this patch made: those may be written in
@@ -198,7 +213,9 @@ class _Patcher:
         self._bounds = bounds
         self.size = size
         self._built = 0  # what this patch has built or walked so far, against the allowance
-        self._allowance = allowance
+        self._operations = operations
+        self._size_at_start = size
+        self._allowance: int | None = None  # measured once the floor is passed
         self._undo: list[Callable[[], None]] = []
 
     def apply(self, operation: object) -> None:
@@ -253,7 +270,7 @@ class _Patcher:
         self._built += size
         if len(path) + depth > max_depth:
             raise _Refusal("too-deep", f"the value would nest state deeper than {max_depth} levels")
-        if self._built > self._allowance:
+        if self._built > PATCH_WORK_FLOOR and self._built > self._allowance_by_size():
             raise _Refusal(
                 "state-too-large",
                 f"the patch would build more than {self._allowance} (its allowance, by its size)",
@@ -264,15 +281,22 @@ class _Patcher:
             )
         return size
 
+    def _allowance_by_size(self) -> int:
+        if self._allowance is None:
+            assert self._bounds is not None
+            own_size = measure(self._operations, self._bounds)[0]
+            allowance = PATCH_WORK_FLOOR + PATCH_WORK_FACTOR * own_size
+            self._allowance = min(allowance, self._bounds.max_size)
+        return self._allowance
+
     def undo(self) -> None:
         while self._undo:
             self._undo.pop()()
+        self.size = self._size_at_start
 
     def _resize(self, added: int | None, removed: Any = _ABSENT) -> None:
         """Account for a write: ``added`` is the new value's size (None: it moved within the
         document), ``removed`` the value it took the place of."""
-        old_size = self.size
-        self._undo.append(lambda: setattr(self, "size", old_size))
         if added is not None:
             self.size += added
         if removed is not _ABSENT:  # each value is removed once after it was built: amortised

@@ -41,13 +41,25 @@ DeltaSink = Callable[[str], None]
 """Where the text deltas of one message or the argument deltas of one tool call go."""
 
 
+class _Metadata(dict[str, Any]):
+    """Metadata the reducer merged, so its own to update in place: a merge costs the
+    incoming keys, not the whole map. What an event or the input brought is copied first."""
+
+    __slots__ = ()
+
+
 def _merge_metadata(target: Any, event: Any) -> None:
     """Per key, last write wins, not recursive (spec: basic/metadata)."""
     incoming = event.metadata
     if incoming is UNSET:
         return
     current = target.metadata
-    target.metadata = {**incoming} if current is UNSET else {**current, **incoming}
+    if type(current) is _Metadata:
+        current.update(incoming)
+    else:
+        target.metadata = (
+            _Metadata(incoming) if current is UNSET else _Metadata(current, **incoming)
+        )
 
 
 def _own_copy(message: Any) -> Any:
@@ -55,10 +67,39 @@ def _own_copy(message: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(message), type=type(message))
 
 
-def _joined(parts: list[str]) -> str:
-    if len(parts) > 1:
-        parts[:] = ["".join(parts)]
-    return parts[0]
+class _Parts(list[str]):
+    """A text as the parts streamed into it, joined when read. The parts from ``tail`` on
+    came since the item was last (re)opened: closing it joins those, not the whole text."""
+
+    __slots__ = ("tail",)
+
+    def __init__(self, parts: list[str]) -> None:
+        super().__init__(parts)
+        self.tail = len(parts)
+
+    def text(self) -> str:
+        if len(self) > 1:
+            self[:] = ["".join(self)]
+            self.tail = 0
+        return self[0]
+
+    def close(self) -> bool:
+        """Join what came since the item opened; True if the whole text is now one part
+        (it is, when what came is at least as long as what was there)."""
+        if len(self) - self.tail > 1:
+            self[self.tail :] = ["".join(self[self.tail :])]
+        if len(self) == 2 and len(self[0]) <= len(self[1]):
+            self[:] = ["".join(self)]
+        self.tail = len(self)
+        return len(self) == 1
+
+
+def _store_content(message: Any, text: str) -> None:
+    message.content = text
+
+
+def _store_arguments(call: Any, text: str) -> None:
+    call.function.arguments = text
 
 
 def _arguments_of(call: Any) -> str:
@@ -98,14 +139,23 @@ class Reducer:
         self._state_owned = True
         # activity message id → (the content object deltas write in place, its size)
         self._activity: dict[str, tuple[Any, int]] = {}
-        self._messages: list[Any] = []
-        self._by_id: dict[str, Any] = {}
+        # The messages in order, by a serial number of their own: a replacement keeps its
+        # place and a removal costs O(1), so no event walks the whole list.
+        self._messages: dict[int, Any] = {}
+        self._serial = 0
+        self._serials: dict[str, list[int]] = {}  # id → its messages' serials (one, nearly always)
+        self._by_role: dict[str, dict[int, None]] = {}  # role → its messages' serials
+        self._by_id: dict[str, Any] = {}  # id → the latest message under it
         self._tool_calls: dict[str, Any] = {}
         # id → the deltas streamed so far into a message's content or a tool call's
         # arguments: joined when read, not once per delta
-        self._text: dict[str, list[str]] = {}
-        self._thoughts: dict[str, list[str]] = {}  # reasoning messages: their own lifecycle
-        self._args: dict[str, list[str]] = {}
+        self._text: dict[str, _Parts] = {}
+        self._thoughts: dict[str, _Parts] = {}  # reasoning messages: their own lifecycle
+        self._args: dict[str, _Parts] = {}
+        # Closed items whose text is still in parts (reopened ones): joined when read, so
+        # reopening a long message and closing it again costs what was added, not its length.
+        self._settled_content: dict[str, tuple[Any, _Parts]] = {}
+        self._settled_args: dict[str, tuple[Any, _Parts]] = {}
         if input is not None:
             self._seed(input)
         self._by_class: dict[type, Any] = {}
@@ -133,7 +183,7 @@ class Reducer:
     @property
     def messages(self) -> list[Any]:
         self._flush_all()
-        return list(self._messages)
+        return list(self._messages.values())
 
     def apply(self, event: Struct, index: int) -> DeltaSink | None:
         """Apply one verified event.
@@ -161,15 +211,53 @@ class Reducer:
 
     def _add(self, message: Any) -> None:
         """Keep ``message``; the reducer writes into it, so it must be the reducer's own."""
-        self._messages.append(message)
+        serial = self._serial = self._serial + 1
+        self._messages[serial] = message
+        self._serials.setdefault(message.id, []).append(serial)
+        self._by_role.setdefault(tag_of(message), {})[serial] = None
         self._by_id[message.id] = message
+        self._index_calls(message)
+
+    def _index_calls(self, message: Any) -> None:
         for call in getattr(message, "tool_calls", None) or ():
             self._tool_calls[call.id] = call
 
+    def _unindex_calls(self, message: Any) -> None:
+        for call in getattr(message, "tool_calls", None) or ():
+            call_id = call.id
+            if self._tool_calls.get(call_id) is call:
+                del self._tool_calls[call_id]
+
     def _replace(self, old: Any, new: Any) -> None:
-        position = next(i for i, message in enumerate(self._messages) if message is old)
-        self._messages[position] = new
-        self._by_id[new.id] = new
+        """Put ``new`` in the place of ``old``, the latest message under its id."""
+        self._replace_at(self._serials[old.id][-1], new)
+
+    def _replace_at(self, serial: int, new: Any) -> None:
+        """Put ``new`` in the place of the message ``serial``, which has the same id."""
+        old = self._messages[serial]
+        self._messages[serial] = new
+        if tag_of(old) != tag_of(new):
+            del self._by_role[tag_of(old)][serial]
+            self._by_role.setdefault(tag_of(new), {})[serial] = None
+        if self._by_id[old.id] is old:
+            self._by_id[old.id] = new
+        self._unindex_calls(old)
+        self._index_calls(new)
+
+    def _remove_at(self, serial: int) -> None:
+        message = self._messages.pop(serial)
+        del self._by_role[tag_of(message)][serial]
+        self._forget_id(message.id, serial)
+        self._unindex_calls(message)
+
+    def _forget_id(self, message_id: str, serial: int) -> None:
+        serials = self._serials[message_id]
+        serials.remove(serial)
+        if serials:
+            self._by_id[message_id] = self._messages[serials[-1]]
+        else:
+            del self._serials[message_id]
+            del self._by_id[message_id]
 
     def _end_streams(self, event: Any, index: int) -> None:
         """A run boundary ends whatever was streaming (RUN_ERROR abandons open items)."""
@@ -181,9 +269,32 @@ class Reducer:
     def _flush_all(self) -> None:
         for streams in (self._text, self._thoughts):
             for message_id, parts in streams.items():
-                self._by_id[message_id].content = _joined(parts)
+                self._by_id[message_id].content = parts.text()
         for call_id, parts in self._args.items():
-            self._tool_calls[call_id].function.arguments = _joined(parts)
+            self._tool_calls[call_id].function.arguments = parts.text()
+        for message, parts in self._settled_content.values():
+            _store_content(message, parts.text())
+        for call, parts in self._settled_args.values():
+            _store_arguments(call, parts.text())
+        self._settled_content.clear()
+        self._settled_args.clear()
+
+    @staticmethod
+    def _reopened(
+        settled: dict[str, tuple[Any, _Parts]],
+        item_id: str,
+        target: Any,
+        current: Callable[[Any], str],
+        store: Callable[[Any, str], None],
+    ) -> _Parts:
+        """The parts an item (re)opens with: those it closed with, if still unjoined."""
+        held = settled.pop(item_id, None)
+        if held is not None and held[0] is target:
+            held[1].tail = len(held[1])
+            return held[1]
+        if held is not None:  # the item was replaced since: its text is joined into it
+            store(held[0], held[1].text())
+        return _Parts([current(target)])
 
     def _text_start(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
@@ -194,7 +305,9 @@ class Reducer:
             self._add(existing)
         elif not self._streamable(existing, self._text_roles, event, index):
             return
-        self._text[event.message_id] = [_text_of(existing)]
+        self._text[event.message_id] = self._reopened(
+            self._settled_content, event.message_id, existing, _text_of, _store_content
+        )
         _merge_metadata(existing, event)
 
     def _streamable(self, existing: Any, roles: Any, event: Any, index: int) -> bool:
@@ -220,7 +333,7 @@ class Reducer:
     def _thought_end(self, event: Any, index: int) -> None:
         self._end_text(self._thoughts, event)
 
-    def _append_text(self, streams: dict[str, list[str]], event: Any) -> DeltaSink | None:
+    def _append_text(self, streams: dict[str, _Parts], event: Any) -> DeltaSink | None:
         parts = streams.get(event.message_id)
         if parts is None:  # the message cannot take text, or a snapshot removed it
             return None
@@ -229,11 +342,14 @@ class Reducer:
             _merge_metadata(self._by_id[event.message_id], event)
         return parts.append
 
-    def _end_text(self, streams: dict[str, list[str]], event: Any) -> None:
+    def _end_text(self, streams: dict[str, _Parts], event: Any) -> None:
         parts = streams.pop(event.message_id, None)
         if parts is not None:
             message = self._by_id[event.message_id]
-            message.content = _joined(parts)
+            if parts.close():
+                message.content = parts[0]
+            else:
+                self._settled_content[event.message_id] = (message, parts)
             _merge_metadata(message, event)
 
     def _thought_start(self, event: Any, index: int) -> None:
@@ -244,20 +360,24 @@ class Reducer:
             self._add(existing)
         elif not self._streamable(existing, ("reasoning",), event, index):
             return
-        self._thoughts[event.message_id] = [_text_of(existing)]
+        self._thoughts[event.message_id] = self._reopened(
+            self._settled_content, event.message_id, existing, _text_of, _store_content
+        )
         _merge_metadata(existing, event)
 
     def _tool_start(self, event: Any, index: int) -> None:
         call = self._tool_calls.get(event.tool_call_id)
         if call is None:
             call = self._new_tool_call(event)
-        self._args[event.tool_call_id] = [call.function.arguments]
+        self._args[event.tool_call_id] = self._reopened(
+            self._settled_args, event.tool_call_id, call, _arguments_of, _store_arguments
+        )
         _merge_metadata(call, event)
 
     def _new_tool_call(self, event: Any) -> Any:
         parent_id = event.parent_message_id
         if parent_id is UNSET:
-            last = self._messages[-1] if self._messages else None
+            last: Any = next(reversed(self._messages.values()), None)
             parent_id = (
                 last.id if last is not None and tag_of(last) == "assistant" else event.tool_call_id
             )
@@ -294,7 +414,10 @@ class Reducer:
         parts = self._args.pop(event.tool_call_id, None)
         if parts is not None:
             call = self._tool_calls[event.tool_call_id]
-            call.function.arguments = _joined(parts)
+            if parts.close():
+                call.function.arguments = parts[0]
+            else:
+                self._settled_args[event.tool_call_id] = (call, parts)
             _merge_metadata(call, event)
 
     def _tool_result(self, event: Any, index: int) -> None:
@@ -333,16 +456,20 @@ class Reducer:
         self._flush_all()
         incoming = {message.id: _own_copy(message) for message in event.messages}
         carried_roles = {tag_of(message) for message in event.messages}
-        kept = []
-        for message in self._messages:
+        # Only the messages the snapshot replaces or removes are visited: those under its
+        # ids, and those of the roles it rules (every role but a client-only one it does
+        # not carry). Each is removed once, so a snapshot costs its own size, amortised.
+        visited = {serial for item_id in incoming for serial in self._serials.get(item_id, ())}
+        for role, serials in self._by_role.items():
+            if role not in _CLIENT_ONLY_ROLES or role in carried_roles:
+                visited.update(serials)
+        for serial in sorted(visited):
+            message = self._messages[serial]
             if message.id in incoming:
-                kept.append(incoming.pop(message.id))
-            elif tag_of(message) in _CLIENT_ONLY_ROLES and tag_of(message) not in carried_roles:
-                kept.append(message)
-        self._messages = []
-        self._by_id = {}
-        self._tool_calls = {}
-        for message in [*kept, *incoming.values()]:
+                self._replace_at(serial, incoming.pop(message.id))
+            elif tag_of(message) not in _CLIENT_ONLY_ROLES or tag_of(message) in carried_roles:
+                self._remove_at(serial)
+        for message in incoming.values():
             self._add(message)
         # What is still streaming continues from the snapshot's version of it.
         self._restart(self._text, self._by_id, _text_of, "message", index)
@@ -351,7 +478,7 @@ class Reducer:
 
     def _restart(
         self,
-        streams: dict[str, list[str]],
+        streams: dict[str, _Parts],
         targets: dict[str, Any],
         current: Callable[[Any], str],
         label: str,
@@ -366,7 +493,7 @@ class Reducer:
                     "was streaming; what still streams into it is ignored"
                 )
             else:
-                streams[item_id] = [current(target)]
+                streams[item_id] = _Parts([current(target)])
 
     # --- state ---------------------------------------------------------------------------
 
