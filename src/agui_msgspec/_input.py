@@ -28,6 +28,7 @@ from agui_msgspec._official import is_official, official_document
 from agui_msgspec._patch import json_kind, pointer_token
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
+_TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
 
 
@@ -83,6 +84,8 @@ def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[A
             body = msgspec.json.decode(body)
         except (msgspec.DecodeError, UnicodeError) as exc:
             raise _malformed(f"not JSON: {exc}") from None
+        except RecursionError:
+            raise _malformed(_TOO_DEEP) from None
     return typed_input(body, bindings_for(version), warnings.append), warnings
 
 
@@ -112,13 +115,15 @@ def typed_input(
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
         raise _malformed(f"not JSON: {exc}") from None
     except RecursionError:
-        raise _malformed("the input nests too deeply") from None
+        raise _malformed(_TOO_DEEP) from None
     if not isinstance(cleaned, dict):
         raise _malformed(cleaned.reason)
     if adjust is not None:
         adjust(cleaned)
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
+    except RecursionError:
+        raise _malformed(_TOO_DEEP) from None
     except msgspec.ValidationError as exc:
         message = str(exc)
         path = pointer_from_msgspec(message)
