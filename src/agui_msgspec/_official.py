@@ -25,14 +25,16 @@ from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 _OFFICIAL_PACKAGE = "ag_ui."
+_AS_IS = frozenset({str, int, float, bool, dict})  # a dict value is an open JSON object
 
 # official class → attribute → (wire name, None there means absent); None for a model that
 # is not the SDK's (an application's own, in a state snapshot say): model_dump reads those.
 _PLANS: dict[type, dict[str, tuple[str, bool]] | None] = {}
 # (official class, bindings) → the Struct of the same name
 _COUNTERPARTS: dict[tuple[type, ModuleType], type[msgspec.Struct]] = {}
-# Struct class → (wire name, default) of each field whose default is a value, not UNSET
-_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+# Struct class → (its ag_ui.core model, (wire name, default) of each field whose default is
+# a value, not UNSET)
+_OFFICIAL: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
 
 
 def is_official(obj: object) -> bool:
@@ -53,7 +55,7 @@ def official_document(model: Any) -> dict[str, Any]:
         if value is None:
             if not none_is_absent:
                 document[wire] = None
-        elif type(value) is str:
+        elif type(value) in _AS_IS:
             document[wire] = value
         elif type(value) is list:
             document[wire] = [_value(item) for item in value]
@@ -66,8 +68,10 @@ def official_document(model: Any) -> dict[str, Any]:
 
 
 def _value(value: Any) -> Any:
+    if type(value) in _AS_IS:
+        return value
     if isinstance(value, enum.Enum):
-        return value.value
+        return value._value_  # the attribute: the ``value`` property costs two calls
     if is_official(value):
         return official_document(value)
     return value
@@ -146,23 +150,26 @@ def to_official(struct: msgspec.Struct) -> Any:
     ``ActivitySnapshotEvent.replace``) is written with its value, which the official model
     would otherwise leave ``None`` ("absent means the default").
     """
+    target = _OFFICIAL.get(type(struct))
+    if target is None:
+        target = _OFFICIAL[type(struct)] = _official_counterpart(type(struct))
+    model, defaults = target
+    document = msgspec.to_builtins(struct)
+    for wire, default in defaults:
+        document.setdefault(wire, default)
+    return model.model_validate(document)
+
+
+def _official_counterpart(cls: type[msgspec.Struct]) -> tuple[Any, tuple[tuple[str, Any], ...]]:
+    """The ``ag_ui.core`` model named like ``cls``, and the defaults to write out for it."""
     import ag_ui.core  # noqa: PLC0415  (the SDK is imported only when asked for)
 
-    cls = getattr(ag_ui.core, type(struct).__name__, None)
-    if cls is None:
-        raise UsageError(f"ag-ui-protocol has no model named {type(struct).__name__}")
-    document = msgspec.to_builtins(struct)
-    for wire, default in _defaults(type(struct)):
-        document.setdefault(wire, default)
-    return cls.model_validate(document)
-
-
-def _defaults(cls: type[msgspec.Struct]) -> tuple[tuple[str, Any], ...]:
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = tuple(
-            (field.encode_name, field.default)
-            for field in msgspec.structs.fields(cls)
-            if field.default is not msgspec.UNSET and field.default is not msgspec.NODEFAULT
-        )
-    return defaults
+    model = getattr(ag_ui.core, cls.__name__, None)
+    if model is None:
+        raise UsageError(f"ag-ui-protocol has no model named {cls.__name__}")
+    defaults = tuple(
+        (field.encode_name, field.default)
+        for field in msgspec.structs.fields(cls)
+        if field.default is not msgspec.UNSET and field.default is not msgspec.NODEFAULT
+    )
+    return model, defaults
