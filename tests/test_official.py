@@ -375,3 +375,14 @@ def test_importing_and_consuming_dicts_does_not_import_pydantic() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_prepare_input_and_event_stream_take_official_objects() -> None:
+    input = official.RunAgentInput(
+        thread_id="t", run_id="r", messages=[], state={}, tools=[], context=[], forwarded_props={}
+    )
+    assert agui.prepare_input(input).protocol_version == "1.1"
+    body = b"".join(agui.EventStream(official_run()))
+    result = agui.consume_body(body)
+    assert result.warnings == []
+    assert result.events == [agui.from_official(event) for event in official_run()]
