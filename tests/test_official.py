@@ -369,6 +369,8 @@ def test_importing_and_consuming_dicts_does_not_import_pydantic() -> None:
         " {'type': 'RUN_FINISHED', 'threadId': 't', 'runId': 'r'}])\n"
         "agui.StrictWriter().check({'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'})\n"
         'agui.read_input(b\'{"threadId":"t","runId":"r","messages":[]}\')\n'
+        "b''.join(agui.EventStream([{'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'}],"
+        " 'text/event-stream'))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'ag_ui')))\n"
     )
     done = subprocess.run(
