@@ -308,6 +308,15 @@ def test_an_application_model_in_an_open_field_is_written_as_its_json() -> None:
 
     event = official.StateSnapshotEvent(snapshot=Weather(city="Paris"))
     assert agui.from_official(event).snapshot == {"city": "Paris", "celsius": None}
+    # Inside a plain dict, the consumer writes it as the SDK would.
+    nested = official.StateSnapshotEvent(snapshot={"today": Weather(city="Oslo", celsius=3.5)})
+    run = [official.RunStartedEvent(thread_id="t", run_id="r"), nested]
+    assert agui.consume(run).state == {"today": {"city": "Oslo", "celsius": 3.5}}
+    writer = agui.StrictWriter()
+    writer.check(run[0])
+    assert writer.check(nested) == (
+        b'data: {"type":"STATE_SNAPSHOT","snapshot":{"today":{"city":"Oslo","celsius":3.5}}}\n\n'
+    )
 
 
 def test_read_input_takes_an_official_input() -> None:
