@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
-from agui_msgspec._input import read_input
+from agui_msgspec._input import typed_input
 from agui_msgspec._patch import (
     PatchConflict,
     PatchRefused,
@@ -201,7 +201,7 @@ class Reducer:
 
     def _seed(self, input: Any) -> None:
         # The same reading as outgoing input: what the version does not know is stripped.
-        seed = read_input(input, self._b, self._warn)
+        seed = typed_input(input, self._b, self._warn)
         if seed.state is not UNSET:
             self._set_state(seed.state, None, "/state", MalformedEvent)
         for message in seed.messages:
