@@ -87,6 +87,9 @@ def bench(session: nox.Session) -> None:
     session.install(".", "orjson", "ag-ui-protocol==1.0.0")
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
+    # per-event cost at 1k and 100k events of each stream shape that once grew with the stream
+    quick = ["--large", "20000", "--repeat", "1"] if "--quick" in session.posargs else []
+    session.run("python", "benchmarks/scaling.py", *quick)
 
 
 @nox.session

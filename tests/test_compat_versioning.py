@@ -85,7 +85,7 @@ def test_thinking_translation_warns_naming_each_retired_type() -> None:
     assert len(result.warnings) == 5
     assert result.warnings[2] == (
         "event 3: translated retired THINKING_TEXT_MESSAGE_CONTENT to"
-        " REASONING_MESSAGE_CONTENT (\u00d72 in this run)"
+        " REASONING_MESSAGE_CONTENT (2 times in this run)"
     )
 
 

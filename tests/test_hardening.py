@@ -310,7 +310,7 @@ def test_repeated_warnings_collapse_within_a_run() -> None:
     assert result.warnings == [
         "event 1: translated retired THINKING_TEXT_MESSAGE_START to REASONING_MESSAGE_START",
         "event 2: translated retired THINKING_TEXT_MESSAGE_CONTENT to REASONING_MESSAGE_CONTENT"
-        " (\u00d75000 in this run)",
+        " (5000 times in this run)",
         "event 5002: translated retired THINKING_TEXT_MESSAGE_END to REASONING_MESSAGE_END",
     ]
 

@@ -127,7 +127,7 @@ def patch_in_place(
     write is undone, in reverse, so the document is as it was; so it is when
     ``object_root`` and the patch would leave anything but an object.
     """
-    if not isinstance(operations, Sequence):
+    if type(operations) is not list and not isinstance(operations, Sequence):
         raise PatchConflict("the patch is not an array of operations")
     patcher = _Patcher(document, bounds, size, operations)
     for index, operation in enumerate(operations):
@@ -219,7 +219,7 @@ class _Patcher:
         self._undo: list[Callable[[], None]] = []
 
     def apply(self, operation: object) -> None:
-        if not isinstance(operation, Mapping):
+        if type(operation) is not dict and not isinstance(operation, Mapping):
             raise _Fault("not an object")
         name = _member(operation, "op")
         if not isinstance(name, str) or name not in _OPS:
@@ -253,12 +253,7 @@ class _Patcher:
                 self._add(path, self._remove(source, moving=True), None)
 
     def _pointer(self, operation: Mapping[str, Any], name: str) -> list[str]:
-        if self._bounds is not None:
-            pointer = operation.get(name)
-            # Counted before splitting: a path of a million tokens is refused, not split.
-            if isinstance(pointer, str) and pointer.count("/") > self._bounds.max_depth:
-                raise _Refusal("too-deep", f"{name!r} is deeper than state may nest")
-        return _pointer(operation, name)
+        return _pointer(operation, name, None if self._bounds is None else self._bounds.max_depth)
 
     def _check_new(self, path: list[str], value: Any, *, grows: bool = True) -> int:
         """Refuse ``value`` at ``path`` before building it if it would pass a bound; else
@@ -437,15 +432,18 @@ def _member(operation: Mapping[str, Any], name: str) -> Any:
         raise _Fault(f"missing {name!r}") from None
 
 
-def _pointer(operation: Mapping[str, Any], name: str) -> list[str]:
-    """The reference tokens of the JSON Pointer in ``operation[name]``."""
+def _pointer(operation: Mapping[str, Any], name: str, max_depth: int | None = None) -> list[str]:
+    """The reference tokens of the JSON Pointer in ``operation[name]``; more than
+    ``max_depth`` of them is refused before the pointer is split."""
     pointer = _member(operation, name)
-    if not isinstance(pointer, str):
+    if type(pointer) is not str:
         raise _Fault(f"{name!r} is not a string")
     if not pointer:
         return []
     if pointer[0] != "/":
         raise _Fault(f"{name!r} is not a JSON Pointer: it does not start with '/'")
+    if max_depth is not None and pointer.count("/") > max_depth:
+        raise _Refusal("too-deep", f"{name!r} is deeper than state may nest")
     tokens = pointer[1:].split("/")
     if "~" not in pointer:
         return tokens

@@ -54,7 +54,7 @@ class WarningLog:
         seen = self._seen.get(key)
         if seen is not None:
             seen.count += 1
-            self.kept[seen.position] = f"{seen.first} (\u00d7{seen.count} in this run)"
+            self.kept[seen.position] = f"{seen.first} ({seen.count} times in this run)"
             return
         if len(self._seen) < self.max_warnings:
             self._seen[key] = _Seen(len(self.kept), message)
