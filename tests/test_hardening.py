@@ -523,3 +523,18 @@ def test_metadata_is_merged_key_by_key() -> None:
     assert peak < 64 * 1024
     merged = consumer.messages[0].metadata
     assert merged == {**big, "x": 1, "y": 2}
+
+
+def test_a_delta_never_changes_the_input_or_a_delivered_snapshot() -> None:
+    seed = {"threadId": "t", "runId": "r", "messages": [], "state": {"n": [1]}}
+    delta = [{"op": "add", "path": "/n/-", "value": 2}]
+    result = consume(in_run(event(type="STATE_DELTA", delta=delta)), input=seed)
+    assert result.violation is None
+    assert result.state == {"n": [1, 2]}
+    assert seed["state"] == {"n": [1]}
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"n": [1]}), event(type="STATE_DELTA", delta=delta)
+    )
+    result = consume(body)
+    assert result.state == {"n": [1, 2]}
+    assert result.events[1].snapshot == {"n": [1]}

@@ -146,8 +146,13 @@ def patch_in_place(
 
 
 def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (one a :func:`measure` within bounds has seen)."""
-    return _copy(value)
+    """A deep copy of the objects and arrays of a value (one a :func:`measure` within
+    bounds has seen); anything else, JSON or not (an application's own input), is shared."""
+    if type(value) is dict:
+        return {key: copy_json(item) for key, item in value.items()}
+    if type(value) is list:
+        return [copy_json(item) for item in value]
+    return value
 
 
 def measure(value: Any, bounds: StateBounds, depth: int = 0) -> tuple[int, int]:
