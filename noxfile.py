@@ -38,11 +38,14 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-def _generate_into(session: nox.Session, out: Path) -> None:
+def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> None:
     for schema in SCHEMAS:
         session.run(
             "python", "-m", "codegen", "--schema", str(schema), "--out", str(out), silent=True
         )
+        if schema.with_name("proto-freeze.txt").exists():  # the protobuf wire schema and tables
+            args = ["--schema", str(schema), "--out", str(out), *(["--frozen"] if frozen else [])]
+            session.run("python", "-m", "codegen.proto", *args, silent=True)
 
 
 @nox.session
@@ -57,9 +60,11 @@ def drift(session: nox.Session) -> None:
     """Fail if generated/ differs from what codegen makes of schema/ now."""
     session.install(".[codegen]")
     with tempfile.TemporaryDirectory() as tmp:
-        _generate_into(session, Path(tmp))
-        fresh = sorted(p.name for p in Path(tmp).glob("*.py"))
-        committed = sorted(p.name for p in (ROOT / "generated").glob("*.py"))
+        _generate_into(session, Path(tmp), frozen=True)
+        fresh = sorted(p.name for p in Path(tmp).iterdir() if p.suffix in (".py", ".proto"))
+        committed = sorted(
+            p.name for p in (ROOT / "generated").iterdir() if p.suffix in (".py", ".proto")
+        )
         if fresh != committed:
             session.error(f"generated/ holds {committed}, codegen makes {fresh}")
         changed = [
@@ -69,7 +74,7 @@ def drift(session: nox.Session) -> None:
             session.error(
                 f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
             )
-    session.log(f"generated/ matches schema/ ({len(fresh)} modules)")
+    session.log(f"generated/ matches schema/ ({len(fresh)} files)")
 
 
 @nox.session
