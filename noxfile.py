@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import nox
 
 ROOT = Path(__file__).parent
 SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
+NODE_PARITY = ROOT / "tests" / "node"
+PROTO_DATA = ROOT / "tests" / "data" / "proto"
 CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 
 nox.options.sessions = ["tests", "typecheck", "lint", "drift"]
@@ -84,6 +87,36 @@ def conformance(session: nox.Session) -> None:
         session.skip(f"no conformance streams at {CONFORMANCE}")
     session.install(".")
     session.run("agui-msgspec", "conformance", str(CONFORMANCE))
+
+
+@nox.session
+def proto_parity(session: nox.Session) -> None:
+    """Byte parity with @ag-ui/proto 1.0.0 (node, npm): it re-encodes the corpus into
+    tests/data/proto/corpus-frames.json (a diff there is a parity break), decodes what we
+    encode, and the corpus tests run against the fresh frames."""
+    session.install(".[tests]")
+    node = Path(session.virtualenv.location) / "node"
+    node.mkdir(exist_ok=True)
+    for name in ("package.json", "package-lock.json", "proto_corpus.mjs"):
+        shutil.copy(NODE_PARITY / name, node / name)
+    session.run(
+        "npm",
+        "ci",
+        "--ignore-scripts",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(node),
+        external=True,
+    )
+    events, frames = PROTO_DATA / "corpus-events.json", PROTO_DATA / "corpus-frames.json"
+    script = str(node / "proto_corpus.mjs")
+    session.run("node", script, "encode", str(events), str(frames), external=True)
+    ours, decoded = node / "ours.json", node / "decoded.json"
+    session.run("python", str(NODE_PARITY / "parity.py"), "encode", str(events), str(ours))
+    session.run("node", script, "decode", str(ours), str(decoded), external=True)
+    session.run("python", str(NODE_PARITY / "parity.py"), "check", str(events), str(decoded))
+    session.run("pytest", "-q", "tests/test_proto.py", "-k", "reference or corpus")
 
 
 @nox.session

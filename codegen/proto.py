@@ -314,9 +314,7 @@ class _Builder:
             wire_ref = self.wire_ref(kind, ref)
             if kind == "union":
                 kind = "message"
-            label = (
-                "repeated" if repeated else ("" if json_name in required else "optional")
-            )
+            label = "repeated" if repeated else ("" if json_name in required else "optional")
             wire_field = self.make(scope, snake(json_name), kind, label, json_name, wire_ref)
             wire_field.required = json_name in required
             fields.append(wire_field)
@@ -473,7 +471,9 @@ class _Builder:
                 self.emitted.add(member)
                 self.messages.append(self.plain(member, drop=tag))
             number = self.freeze.number(f"{scope}.{oneof}.{value}")
-            arms.append(WireField(value, number, "message", "", value, WIRE_NAME.get(member, member)))
+            arms.append(
+                WireField(value, number, "message", "", value, WIRE_NAME.get(member, member))
+            )
         return WireMessage(
             scope,
             "oneof",

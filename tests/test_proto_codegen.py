@@ -27,7 +27,9 @@ def _generate(tmp_path: Path, schema: dict, *extra: str) -> tuple[str, str]:
     freeze = version_dir / "proto-freeze.txt"
     if not freeze.exists():
         shutil.copy(ROOT / "schema" / "1.1" / "proto-freeze.txt", freeze)
-    proto.main(["--schema", str(version_dir / "schema.json"), "--out", str(tmp_path / "out"), *extra])
+    proto.main(
+        ["--schema", str(version_dir / "schema.json"), "--out", str(tmp_path / "out"), *extra]
+    )
     return (tmp_path / "out" / "v1_1.proto").read_text(), freeze.read_text()
 
 
@@ -61,7 +63,8 @@ def test_new_field_takes_the_next_free_number_and_is_appended(tmp_path: Path) ->
     assert _numbers(freeze)["TextMessageEndEvent.reason"] == 4
     # and a second run keeps it
     text_again, freeze_again = _generate(tmp_path, schema)
-    assert freeze_again == freeze and text_again == text
+    assert freeze_again == freeze
+    assert text_again == text
 
 
 def test_frozen_run_refuses_a_new_slot(tmp_path: Path) -> None:
@@ -77,7 +80,8 @@ def test_removed_field_keeps_its_number_reserved(tmp_path: Path) -> None:
     text, freeze = _generate(tmp_path, schema)
     block = re.search(r"message TextMessageStartEvent \{[^}]*\}", text)
     assert block is not None
-    assert "reserved 4;" in block[0] and " name = " not in block[0]
+    assert "reserved 4;" in block[0]
+    assert " name = " not in block[0]
     assert _numbers(freeze)["TextMessageStartEvent.name"] == 4  # the freeze never forgets
 
 

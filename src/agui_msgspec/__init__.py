@@ -18,6 +18,7 @@ from agui_msgspec._errors import (
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
+from agui_msgspec._proto import ProtobufReader, encode_proto, proto_frame
 from agui_msgspec._transports import JSONLinesReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from agui_msgspec.v1_1 import *  # noqa: F403
@@ -33,6 +34,7 @@ __all__ = [  # noqa: PLE0604
     "JSONLinesReader",
     "LifecycleViolation",
     "MalformedEvent",
+    "ProtobufReader",
     "ProtocolViolation",
     "Result",
     "Run",
@@ -47,7 +49,9 @@ __all__ = [  # noqa: PLE0604
     "consume",
     "consume_body",
     "encode",
+    "encode_proto",
     "prepare_input",
+    "proto_frame",
     "sse_frame",
     "v1_0",
     "v1_1",
