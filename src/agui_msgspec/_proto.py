@@ -627,6 +627,8 @@ class _Encoder:
         for own, _ in members.values():
             for name in own:
                 flat.pop(name, None)
+        if outcome is not None and not isinstance(outcome, Mapping):
+            raise UsageError(f"{json_name} is not an object: the protobuf wire has no form for it")
         if isinstance(outcome, Mapping):
             tag = outcome.get("type")
             flat[json_name] = tag if isinstance(tag, str) else ""
@@ -665,10 +667,15 @@ def encode_proto(
 
     ``event`` is an event Struct, or its wire-named JSON object. Absent fields are not
     written; an empty list is not written either (protobuf cannot tell it from absent).
-    Raises ``UsageError`` for an event the wire has no form for (an unknown type).
+    Raises ``UsageError`` for an event the wire has no form for: an unknown type or
+    union member, a value of the wrong JSON type in a known field.
     """
     obj = event if isinstance(event, Mapping) else _to_builtins(event)
-    return _Encoder(wire_tables(version)).event(obj)
+    encoder = _Encoder(wire_tables(version))
+    try:
+        return encoder.event(obj)
+    except (AttributeError, TypeError, ValueError, OverflowError) as problem:
+        raise UsageError(f"the protobuf wire cannot carry this event as given: {problem}") from None
 
 
 def proto_frame(
