@@ -19,9 +19,8 @@ from agui_msgspec._input import prepare_input, read_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._official import from_official, to_official
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
-from agui_msgspec._proto import ProtobufReader, encode_proto, proto_frame
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, encode_proto, proto_frame
 from agui_msgspec._server import (
-    PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
     EventStream,
     negotiate_media_type,

@@ -36,7 +36,8 @@ from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader
+from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, PayloadReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
 
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 60.0
 _EXCERPT_BYTES = 2048
 _EVENT_STREAM = "text/event-stream"
+# Both bindings, named: the protobuf one needs no extra dependency, and a server that does
+# not support it answers SSE (spec: basic/transports/http-protobuf, Negotiation).
+_ACCEPT = f"{_EVENT_STREAM}, {PROTOBUF_MEDIA_TYPE}"
 
 
 class HttpAgentError(Exception):
@@ -139,7 +143,7 @@ class HttpAgent:
         self.url = url
         self.version = version
         self.headers = httpx.Headers(headers)
-        self.headers["Accept"] = _EVENT_STREAM  # replaces any casing of the name
+        self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"
         self.timeout = timeout
         self.max_event_size = max_event_size
@@ -191,7 +195,7 @@ class RunStream:
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         self._consumer = Consumer(agent.version, on_warning=self._warn, input=prepared)
-        self._reader = SSEReader(agent.max_event_size)
+        self._reader: PayloadReader = SSEReader(agent.max_event_size)  # or protobuf, by the reply
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
         # What ended the stream: re-raised by result(), and by every later attempt to read.
@@ -278,12 +282,15 @@ class RunStream:
             media_type = response.headers.get("content-type", "").partition(";")[0].strip()
             if response.is_success and media_type.lower() == _EVENT_STREAM:
                 return
+            if response.is_success and media_type.lower() == PROTOBUF_MEDIA_TYPE:
+                self._reader = ProtobufReader(
+                    agent.max_event_size, self._consumer.bindings, on_warning=self._warn
+                )
+                return
             body = await _excerpt(response)
             if response.is_success:
                 got = media_type or "no content type"
-                message = (
-                    f"{agent.url} answered {response.status_code} with {got}, not {_EVENT_STREAM}"
-                )
+                message = f"{agent.url} answered {response.status_code} with {got}, not {_ACCEPT}"
             else:
                 message = (
                     f"{agent.url} answered HTTP {response.status_code} {response.reason_phrase}"

@@ -128,8 +128,10 @@ class WireTables:
 _TABLES: dict[str, WireTables] = {}
 
 
-def wire_tables(version: str | ModuleType = LATEST_VERSION) -> WireTables:
+def wire_tables(version: str | ModuleType | WireTables = LATEST_VERSION) -> WireTables:
     """The wire tables of a protocol version (a version string or a bindings module)."""
+    if isinstance(version, WireTables):
+        return version
     protocol_version = bindings_for(version).PROTOCOL_VERSION
     tables = _TABLES.get(protocol_version)
     if tables is None:
@@ -661,7 +663,8 @@ _to_builtins = msgspec.to_builtins
 
 
 def encode_proto(
-    event: msgspec.Struct | Mapping[str, Any], version: str | ModuleType = LATEST_VERSION
+    event: msgspec.Struct | Mapping[str, Any],
+    version: str | ModuleType | WireTables = LATEST_VERSION,
 ) -> bytes:
     """One event as the bytes of a protobuf ``Event`` message (no length prefix).
 
@@ -679,7 +682,8 @@ def encode_proto(
 
 
 def proto_frame(
-    event: msgspec.Struct | Mapping[str, Any], version: str | ModuleType = LATEST_VERSION
+    event: msgspec.Struct | Mapping[str, Any],
+    version: str | ModuleType | WireTables = LATEST_VERSION,
 ) -> bytes:
     """One frame of the HTTP + Protobuf binding: the 4-byte big-endian length, then
     :func:`encode_proto` of ``event``."""
