@@ -330,3 +330,31 @@ def test_middleware_sees_a_decoded_frame_as_it_sees_an_sse_event() -> None:
 def test_violations_name_the_rule() -> None:
     with pytest.raises(ProtocolViolation, match=r"\[malformed-frame\] event 0"):
         ProtobufReader().feed(frame_of(b"\x08\x01"))
+
+
+def test_a_known_field_with_the_wrong_wire_type_is_malformed() -> None:
+    # TEXT_MESSAGE_CONTENT whose message_id (field 2) arrives as a varint
+    message = _field(2, _field(1, b"\x08\x01") + b"\x10\x05")
+    with pytest.raises(TransportError, match="wrong wire type"):
+        ProtobufReader().feed(frame_of(message))
+
+
+def test_a_field_this_build_predates_is_skipped_silently() -> None:
+    # TEXT_MESSAGE_CONTENT with a field 15 (a varint) and a field 14 (bytes) it does not know
+    message = _field(2, _field(1, b"\x08\x01") + _field(2, b"m") + b"\x78\x01" + _field(14, b"x"))
+    warnings: list[str] = []
+    assert decode_frame(message, on_warning=warnings.append) == {
+        "type": "TEXT_MESSAGE_CONTENT",
+        "messageId": "m",
+        "delta": "",
+    }
+    assert warnings == []
+
+
+def test_a_singular_message_met_twice_merges_as_protobuf_does() -> None:
+    # RUN_FINISHED whose result (a Value, field 4) is sent twice: the second wins
+    base = _field(1, b"\x08\x0c") + _field(2, b"t") + _field(3, b"r")
+    message = _field(13, base + _field(4, b"\x1a\x01a") + _field(4, b"\x1a\x01b"))
+    decoded = decode_frame(message)
+    assert decoded is not None
+    assert decoded["result"] == "b"

@@ -474,6 +474,207 @@ class _Decoder:
 _DEFAULT: dict[str, Any] = {"string": "", "int64": 0, "bool": False}
 
 
+# The single-pass decoder: one loop per message, writing JSON members as fields arrive.
+# It covers plain messages (events, their objects); a message of another shape (merged,
+# oneof, tagged, flattened) and the rare wire spellings (a singular message met twice,
+# merged by protobuf) go to _Decoder, which handles every case.
+_STR, _STR_REP, _INT, _BOOL, _ENUM, _VALUE, _STRUCT, _MSG, _MSG_REP, _SLOW, _SLOW_REP, _BASE = (
+    range(12)
+)
+
+
+class _NeedsSlowPath(Exception):
+    """Internal: this frame takes the general decoder."""
+
+
+class _Plan:
+    __slots__ = ("defaults", "numbers", "slots")
+
+    def __init__(self) -> None:
+        self.slots: dict[int, tuple[int, str, Any]] = {}  # by tag: number and wire type
+        self.numbers: frozenset[int] = frozenset()
+        self.defaults: tuple[tuple[str, Any], ...] = ()
+
+
+class _FastDecoder:
+    def __init__(self, tables: WireTables, slow: _Decoder) -> None:
+        self.tables = tables
+        self.slow = slow
+        self.plans: dict[str, _Plan] = {}
+        for name, spec in tables.messages.items():
+            if spec.shape in ("object", "event") and not spec.flatten:
+                shared = any(len(fields) > 1 for fields in spec.by_json.values())
+                if not shared:
+                    self.plans[name] = _Plan()
+        for name, plan in self.plans.items():
+            self._fill_plan(tables.messages[name], plan)
+
+    def _fill_plan(self, spec: _Message, plan: _Plan) -> None:
+        defaults: list[tuple[str, Any]] = []
+        for f in spec.fields:
+            repeated = f.label == "repeated"
+            ref: Any = None
+            if f.kind == "string":
+                op = _STR_REP if repeated else _STR
+            elif f.kind == "int64":
+                op = _INT
+            elif f.kind == "bool":
+                op = _BOOL
+            elif f.kind == "enum":
+                op, ref = _ENUM, self.tables.enums[f.ref]
+            elif f.kind == "value":
+                op = _VALUE
+            elif f.kind == "struct":
+                op = _STRUCT
+            elif f.kind == "base":
+                op, ref = _BASE, self.plans["BaseEvent"]
+            elif f.ref in self.plans:
+                op, ref = (_MSG_REP if repeated else _MSG), self.plans[f.ref]
+            else:
+                op, ref = (_SLOW_REP if repeated else _SLOW), f
+            if repeated and op not in (_STR_REP, _MSG_REP, _SLOW_REP):
+                raise AssertionError(f"no repeated {f.kind} in the wire")  # none is generated
+            plan.slots[f.tag] = (op, f.json, ref)
+            if f.label == "" and f.kind in _DEFAULT:
+                defaults.append((f.json, _DEFAULT[f.kind]))
+            elif f.label == "" and f.kind == "enum":
+                defaults.append((f.json, self.tables.enums[f.ref].get(0, "0")))
+            elif repeated and f.required:
+                defaults.append((f.json, []))
+        plan.defaults = tuple(defaults)
+        plan.numbers = frozenset(f.number for f in spec.fields)
+
+    def object(
+        self, plan: _Plan, data: bytes, pos: int, end: int, depth: int, out: dict[str, Any]
+    ) -> None:
+        if depth > MAX_NESTING:
+            raise _Malformed(f"nests deeper than {MAX_NESTING} levels")
+        slots = plan.slots
+        while pos < end:
+            tag = data[pos]
+            if tag < 0x80:
+                pos += 1
+            else:
+                tag, pos = _varint(data, pos, end)
+            slot = slots.get(tag)
+            if slot is None:
+                if tag >> 3 in plan.numbers:
+                    raise _Malformed("a known field has the wrong wire type")
+                pos = _skip(data, pos, end, tag)
+                continue
+            op, json_name, ref = slot
+            if op in (_INT, _BOOL, _ENUM):
+                if pos < end and data[pos] < 0x80:
+                    value = data[pos]
+                    pos += 1
+                else:
+                    value, pos = _varint(data, pos, end)
+                if op == _INT:
+                    out[json_name] = value - (1 << 64) if value >= 1 << 63 else value
+                elif op == _BOOL:
+                    out[json_name] = value != 0
+                else:
+                    number = value - (1 << 64) if value >= 1 << 63 else value
+                    name = ref.get(number)
+                    out[json_name] = str(number) if name is None else name
+                continue
+            if pos < end and data[pos] < 0x80:
+                length = data[pos]
+                pos += 1
+            else:
+                length, pos = _varint(data, pos, end)
+            stop = pos + length
+            if stop > end:
+                raise _Malformed("a length runs past the frame")
+            if op == _STR:
+                try:
+                    out[json_name] = data[pos:stop].decode()
+                except UnicodeDecodeError:
+                    raise _Malformed("a string is not UTF-8") from None
+            elif op == _BASE:
+                self.object(ref, data, pos, stop, depth + 1, out)
+            elif json_name in out and op in (_VALUE, _STRUCT, _MSG, _SLOW):
+                raise _NeedsSlowPath  # a singular message met twice: protobuf merges them
+            elif op == _VALUE:
+                value = self.slow.value(data, pos, stop, depth + 1)
+                if value is not _ABSENT:
+                    out[json_name] = value
+            elif op == _STRUCT:
+                out[json_name] = self.slow.struct(data, pos, stop, depth + 1)
+            elif op == _MSG:
+                inner: dict[str, Any] = {}
+                self.object(ref, data, pos, stop, depth + 1, inner)
+                out[json_name] = inner
+            elif op == _MSG_REP:
+                inner = {}
+                self.object(ref, data, pos, stop, depth + 1, inner)
+                items = out.get(json_name)
+                if items is None:
+                    out[json_name] = [inner]
+                else:
+                    items.append(inner)
+            elif op == _STR_REP:
+                try:
+                    text = data[pos:stop].decode()
+                except UnicodeDecodeError:
+                    raise _Malformed("a string is not UTF-8") from None
+                out.setdefault(json_name, []).append(text)
+            else:  # a message of another shape: the general decoder
+                item = self.slow.object(ref.ref, data, pos, stop, depth + 1)
+                if op == _SLOW_REP:
+                    if item is not _ABSENT:
+                        out.setdefault(json_name, []).append(item)
+                elif item is not _ABSENT:
+                    out[json_name] = item
+            pos = stop
+        for json_name, default in plan.defaults:
+            if json_name not in out:
+                out[json_name] = [] if default == [] else default
+
+    def event(self, frame: bytes) -> dict[str, Any] | None:
+        end = len(frame)
+        if end < 2 or frame[0] >= 0x80 or frame[0] & 7 != _LEN:
+            return self.slow.event(frame)
+        arm = self.tables.envelope.by_number.get(frame[0] >> 3)
+        plan = None if arm is None else self.plans.get(arm.ref)
+        if arm is None or plan is None:
+            return self.slow.event(frame)
+        length, pos = _varint(frame, 1, end)
+        if pos + length != end:  # anything beside the one arm: the general decoder
+            return self.slow.event(frame)
+        out: dict[str, Any] = {"type": arm.json}
+        try:
+            self.object(plan, frame, pos, end, 1, out)
+        except _NeedsSlowPath:
+            return self.slow.event(frame)
+        if out["type"] != arm.json:
+            raise _Malformed(
+                f"the envelope carries {arm.json} but base_event.type says {out['type']}"
+            )
+        return out
+
+
+def _skip(data: bytes, pos: int, end: int, tag: int) -> int:
+    """Past an unknown field's value (a field this build predates)."""
+    wire_type = tag & 7
+    if tag >> 3 == 0:
+        raise _Malformed("field number 0")
+    if wire_type == _VARINT:
+        return _varint(data, pos, end)[1]
+    if wire_type == _LEN:
+        length, pos = _varint(data, pos, end)
+        pos += length
+    elif wire_type == _FIXED64:
+        pos += 8
+    elif wire_type == _FIXED32:
+        pos += 4
+    else:
+        raise _Malformed(f"wire type {wire_type} (groups are not used by this wire)")
+    if pos > end:
+        raise _Malformed("a field runs past the frame")
+    return pos
+
+
 def decode_frame(
     frame: bytes,
     version: str | ModuleType = LATEST_VERSION,
@@ -482,7 +683,8 @@ def decode_frame(
     """One encoded ``Event`` message (no length prefix) as its wire-named JSON object, or
     None for an event whose arm this build does not know. Raises ``TransportError``
     (``malformed-frame``) for bytes that are not such a message."""
-    decoder = _Decoder(wire_tables(version), on_warning or (lambda _: None))
+    tables = wire_tables(version)
+    decoder = _FastDecoder(tables, _Decoder(tables, on_warning or (lambda _: None)))
     try:
         return decoder.event(bytes(frame))
     except _Malformed as problem:
@@ -721,7 +923,8 @@ class ProtobufReader:
         self.discarded_partial = False
         self.warnings: list[str] = []
         self._on_warning = on_warning
-        self._decoder = _Decoder(wire_tables(version), self._warn)
+        tables = wire_tables(version)
+        self._decoder = _FastDecoder(tables, _Decoder(tables, self._warn))
         # Bytes after the last whole frame, in pieces; _need is what the next step waits for.
         self._pieces: list[bytes] = []
         self._held = 0
