@@ -89,26 +89,26 @@ def conformance(session: nox.Session) -> None:
     session.run("agui-msgspec", "conformance", str(CONFORMANCE))
 
 
+def _node_proto(session: nox.Session) -> Path:
+    """@ag-ui/proto installed by npm from tests/node's lockfile, in this session's folder."""
+    node = Path(session.virtualenv.location) / "node"
+    node.mkdir(exist_ok=True)
+    for name in ("package.json", "package-lock.json", "proto_corpus.mjs", "proto_timing.mjs"):
+        shutil.copy(NODE_PARITY / name, node / name)
+    session.run(
+        "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(node),
+        external=True,
+    )  # fmt: skip
+    return node
+
+
 @nox.session
 def proto_parity(session: nox.Session) -> None:
     """Byte parity with @ag-ui/proto 1.0.0 (node, npm): it re-encodes the corpus into
     tests/data/proto/corpus-frames.json (a diff there is a parity break), decodes what we
     encode, and the corpus tests run against the fresh frames."""
     session.install(".[tests]")
-    node = Path(session.virtualenv.location) / "node"
-    node.mkdir(exist_ok=True)
-    for name in ("package.json", "package-lock.json", "proto_corpus.mjs"):
-        shutil.copy(NODE_PARITY / name, node / name)
-    session.run(
-        "npm",
-        "ci",
-        "--ignore-scripts",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(node),
-        external=True,
-    )
+    node = _node_proto(session)
     events, frames = PROTO_DATA / "corpus-events.json", PROTO_DATA / "corpus-frames.json"
     script = str(node / "proto_corpus.mjs")
     session.run("node", script, "encode", str(events), str(frames), external=True)
@@ -117,6 +117,18 @@ def proto_parity(session: nox.Session) -> None:
     session.run("node", script, "decode", str(ours), str(decoded), external=True)
     session.run("python", str(NODE_PARITY / "parity.py"), "check", str(events), str(decoded))
     session.run("pytest", "-q", "tests/test_proto.py", "-k", "reference or corpus")
+
+
+@nox.session
+def proto_bench(session: nox.Session) -> None:
+    """The protobuf binding against SSE, Google's protobuf runtime and @ag-ui/proto in node:
+    ``nox -s proto_bench -- --quick`` for a short run."""
+    session.install(".", "protobuf")
+    node = _node_proto(session)
+    session.run(
+        "python", "benchmarks/proto_bench.py", *session.posargs,
+        env={"AGUI_NODE_PROTO_DIR": str(node)},
+    )  # fmt: skip
 
 
 @nox.session
