@@ -5,7 +5,9 @@ frames it (AG-UI basic/transports/http-protobuf)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -24,6 +26,7 @@ from agui_msgspec import (
     consume_body,
     proto_frame,
 )
+from agui_msgspec._cli import main
 
 T = TypeVar("T")
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}
@@ -141,3 +144,14 @@ def test_the_helper_frames_a_refused_stream_s_run_error_as_protobuf() -> None:
     result = consume_body(body)
     assert stream.media_type == PROTOBUF_MEDIA_TYPE
     assert [msgspec.to_builtins(e)["type"] for e in result.events][-1] == "RUN_ERROR"
+
+
+def test_check_reads_a_recorded_protobuf_body(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorded = tmp_path / "run.bin"
+    recorded.write_bytes(b"".join(proto_frame(event) for event in ANSWER))
+    assert main(["check", str(recorded), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "completed"
+    recorded.write_bytes(b"".join(proto_frame(event) for event in ANSWER)[:-2])
+    assert main(["check", str(recorded)]) == 1

@@ -31,7 +31,9 @@ EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agui-msgspec", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="verdict on a recorded stream (SSE or JSON lines)")
+    check = commands.add_parser(
+        "check", help="verdict on a recorded stream (SSE, JSON lines or protobuf frames)"
+    )
     check.add_argument("file", help="the recorded stream, or - for standard input")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
