@@ -91,6 +91,8 @@ def conformance(session: nox.Session) -> None:
 
 def _node_proto(session: nox.Session) -> Path:
     """@ag-ui/proto installed by npm from tests/node's lockfile, in this session's folder."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        session.skip("node and npm are needed to run @ag-ui/proto")
     node = Path(session.virtualenv.location) / "node"
     node.mkdir(exist_ok=True)
     for name in ("package.json", "package-lock.json", "proto_corpus.mjs", "proto_timing.mjs"):

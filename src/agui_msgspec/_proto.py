@@ -381,18 +381,13 @@ class _Decoder:
                 raise _Malformed(f"{spec.name}.{json_name} is carried in two forms")
             if present:
                 out[json_name] = present[0][1]
-            elif self.parts_by_default(spec, json_name, out, candidates):
+            elif self.parts_by_default(spec, json_name, out):
                 out[json_name] = []
         for json_name, members in spec.flatten.items():
             self.fold(json_name, members, out)
 
-    def parts_by_default(
-        self,
-        spec: _Message,
-        json_name: str,
-        out: dict[str, Any],
-        candidates: list[tuple[_Field, Any]],
-    ) -> bool:
+    @staticmethod
+    def parts_by_default(spec: _Message, json_name: str, out: dict[str, Any]) -> bool:
         """Whether an absent string-or-parts field reads as no parts: it is required, or the
         message's role takes parts."""
         if spec.content_forms:
