@@ -358,3 +358,31 @@ def test_a_singular_message_met_twice_merges_as_protobuf_does() -> None:
     decoded = decode_frame(message)
     assert decoded is not None
     assert decoded["result"] == "b"
+
+
+CORPUS_FRAMES = [bytes.fromhex(h) for h in FRAMES.values()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(CORPUS_FRAMES),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=4),
+    cut=st.integers(0, 10_000),
+    noise=st.binary(max_size=64),
+)
+def test_mangled_frames_are_decoded_or_refused_never_crash(
+    base: bytes, flips: list[tuple[int, int]], cut: int, noise: bytes
+) -> None:
+    message = bytearray(base)
+    for position, value in flips:
+        message[position % len(message)] = value
+    message = message[: max(1, cut % (len(message) + 1))] + noise
+    try:
+        payloads = ProtobufReader().feed(frame_of(bytes(message)))
+    except TransportError as refused:
+        assert refused.rule == "malformed-frame"
+    else:
+        for payload in payloads:  # whatever decodes is one JSON object with a type
+            assert isinstance(msgspec.json.decode(payload)["type"], str)
+    result = consume_body(proto_frame(RUN[0]) + frame_of(bytes(message)))
+    assert result.outcome in ("completed", "failed")
