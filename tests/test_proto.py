@@ -377,12 +377,14 @@ def test_mangled_frames_are_decoded_or_refused_never_crash(
     for position, value in flips:
         message[position % len(message)] = value
     message = message[: max(1, cut % (len(message) + 1))] + noise
+    rules: list[str] = []
+    payloads: list[bytes] = []
     try:
         payloads = ProtobufReader().feed(frame_of(bytes(message)))
     except TransportError as refused:
-        assert refused.rule == "malformed-frame"
-    else:
-        for payload in payloads:  # whatever decodes is one JSON object with a type
-            assert isinstance(msgspec.json.decode(payload)["type"], str)
+        rules.append(refused.rule)
+    assert rules in ([], ["malformed-frame"])
+    for payload in payloads:  # whatever decodes is one JSON object with a type
+        assert isinstance(msgspec.json.decode(payload)["type"], str)
     result = consume_body(proto_frame(RUN[0]) + frame_of(bytes(message)))
     assert result.outcome in ("completed", "failed")
