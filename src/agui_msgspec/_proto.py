@@ -473,7 +473,8 @@ _DEFAULT: dict[str, Any] = {"string": "", "int64": 0, "bool": False}
 # It covers plain messages (events, their objects); a message of another shape (merged,
 # oneof, tagged, flattened) and the rare wire spellings (a singular message met twice,
 # merged by protobuf) go to _Decoder, which handles every case.
-_STR, _STR_REP, _INT, _BOOL, _ENUM, _VALUE, _STRUCT, _MSG, _MSG_REP, _SLOW, _SLOW_REP, _BASE = (
+# Length-delimited kinds first, varint kinds (_INT and after) last: one comparison tells them.
+_STR, _STR_REP, _VALUE, _STRUCT, _MSG, _MSG_REP, _SLOW, _SLOW_REP, _BASE, _INT, _BOOL, _ENUM = (
     range(12)
 )
 
@@ -558,7 +559,7 @@ class _FastDecoder:
                 pos = _skip(data, pos, end, tag)
                 continue
             op, json_name, ref = slot
-            if op in (_INT, _BOOL, _ENUM):
+            if op >= _INT:
                 if pos < end and data[pos] < 0x80:
                     value = data[pos]
                     pos += 1
@@ -634,7 +635,10 @@ class _FastDecoder:
         plan = None if arm is None else self.plans.get(arm.ref)
         if arm is None or plan is None:
             return self.slow.event(frame)
-        length, pos = _varint(frame, 1, end)
+        if frame[1] < 0x80:
+            length, pos = frame[1], 2
+        else:
+            length, pos = _varint(frame, 1, end)
         if pos + length != end:  # anything beside the one arm: the general decoder
             return self.slow.event(frame)
         out: dict[str, Any] = {"type": arm.json}
