@@ -905,7 +905,8 @@ class ProtobufReader:
     that do not decode raise ``TransportError(rule="malformed-frame")``; payloads completed
     earlier in the same chunk are returned first, and the error is raised by the next
     ``feed`` or ``close``. A frame carrying only an event type this build does not know is
-    dropped, and ``on_warning`` (and :attr:`warnings`) says so. ``close()`` never returns
+    dropped, and ``on_warning`` (and :attr:`warnings`) says so; it takes no event index
+    (``index`` counts the payloads handed on, as the consumer does). ``close()`` never returns
     a payload; :attr:`discarded_partial` is then True if the body ended inside a frame,
     which the consumer reports as truncation.
     """
@@ -990,8 +991,8 @@ class ProtobufReader:
                 ) from None
             if decoded is None:
                 self._warn(
-                    "dropped a protobuf frame whose event type this build does not know "
-                    "(no Event arm it was compiled against)"
+                    f"dropped a protobuf frame before event {self._emitted + len(out)}: its "
+                    "event type is one this build does not know (no Event arm it was built with)"
                 )
             else:
                 out.append(_json_encode(decoded))
