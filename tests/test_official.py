@@ -308,6 +308,15 @@ def test_an_application_model_in_an_open_field_is_written_as_its_json() -> None:
 
     event = official.StateSnapshotEvent(snapshot=Weather(city="Paris"))
     assert agui.from_official(event).snapshot == {"city": "Paris", "celsius": None}
+    # Inside a plain dict, the consumer writes it as the SDK would.
+    nested = official.StateSnapshotEvent(snapshot={"today": Weather(city="Oslo", celsius=3.5)})
+    run = [official.RunStartedEvent(thread_id="t", run_id="r"), nested]
+    assert agui.consume(run).state == {"today": {"city": "Oslo", "celsius": 3.5}}
+    writer = agui.StrictWriter()
+    writer.check(run[0])
+    assert writer.check(nested) == (
+        b'data: {"type":"STATE_SNAPSHOT","snapshot":{"today":{"city":"Oslo","celsius":3.5}}}\n\n'
+    )
 
 
 def test_read_input_takes_an_official_input() -> None:
@@ -369,6 +378,8 @@ def test_importing_and_consuming_dicts_does_not_import_pydantic() -> None:
         " {'type': 'RUN_FINISHED', 'threadId': 't', 'runId': 'r'}])\n"
         "agui.StrictWriter().check({'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'})\n"
         'agui.read_input(b\'{"threadId":"t","runId":"r","messages":[]}\')\n'
+        "b''.join(agui.EventStream([{'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'}],"
+        " 'text/event-stream'))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'ag_ui')))\n"
     )
     done = subprocess.run(

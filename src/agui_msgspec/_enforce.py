@@ -506,7 +506,11 @@ def encode_document(payload: object, index: int) -> bytes:
             # Written as the SDK's own encoder writes it (NaN as null, say), only faster.
             try:
                 return msgspec.json.encode(official_document(payload))
-            except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
+            except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+                pass
+            try:  # a value only pydantic can write: an application's model inside a dict, say
+                return payload.model_dump_json(by_alias=True).encode()  # type: ignore[attr-defined,no-any-return]
+            except (TypeError, ValueError) as exc:
                 raise MalformedEvent(
                     "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
                 ) from None

@@ -29,7 +29,7 @@ from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 SSE_MEDIA_TYPE = "text/event-stream"
 
-Event = msgspec.Struct | Mapping[str, Any] | OfficialModel
+ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel
 Framer = Callable[[msgspec.Struct, bytes], bytes]
 """One event's bytes on the wire, from the event (as the consumer will decode it) and its
 compact JSON."""
@@ -119,7 +119,7 @@ class EventStream:
 
     def __init__(
         self,
-        events: Iterable[Event] | AsyncIterable[Event],
+        events: Iterable[ProducedEvent] | AsyncIterable[ProducedEvent],
         accept: str | None = None,
         *,
         version: str | ModuleType = LATEST_VERSION,
@@ -157,7 +157,7 @@ class EventStream:
             raise UsageError("an EventStream is one response body: it can be iterated once")
         self._started = True
 
-    async def _from_async(self, events: AsyncIterable[Event]) -> AsyncIterator[bytes]:
+    async def _from_async(self, events: AsyncIterable[ProducedEvent]) -> AsyncIterator[bytes]:
         iterator = aiter(events)
         try:
             while True:
@@ -183,7 +183,7 @@ class EventStream:
             if close is not None:
                 await close()
 
-    def _from_sync(self, events: Iterable[Event]) -> Iterator[bytes]:
+    def _from_sync(self, events: Iterable[ProducedEvent]) -> Iterator[bytes]:
         iterator = iter(events)
         try:
             while True:
@@ -221,7 +221,7 @@ class EventStream:
 
     # --- sans-IO: one event in, the bytes to write out ------------------------------------
 
-    def _send(self, event: Event) -> tuple[bytes, bool]:
+    def _send(self, event: ProducedEvent) -> tuple[bytes, bool]:
         """The frame for ``event`` and True, or the stream's last bytes and False."""
         try:
             typed, data = self._writer._check(event)
