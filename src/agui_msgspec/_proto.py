@@ -14,9 +14,10 @@ reach enforcement as they came: an unknown outcome is stripped there with a warn
 
 What the binary wire narrows, as the spec admits:
 
-- a field this build's wire schema predates is skipped by decoding, silently;
-- an empty list and an absent optional list are the same bytes (absent on decode), and
-  so are an open object's members beyond what ``google.protobuf.Struct`` keeps;
+- a field this build's wire schema predates is skipped by decoding, silently, and so is
+  material the wire schema does not model (a JSON Patch operation's extension members);
+- an empty list and an absent optional one are the same bytes (absent on decode, ``[]``
+  where the field is required); a required string left out reads as ``""``;
 - a JSON number is a double: an integral value within 2^53 decodes as an int, as JSON
   readers do;
 - an ``Event`` whose only arm this build does not know is dropped with a warning;
@@ -209,6 +210,9 @@ def _text(data: bytes, start: int, end: int) -> str:
 
 
 class _Decoder:
+    """The general decoder: every message shape the tables describe, protobuf's merging of a
+    singular message met twice included. Fields are listed first, then turned into JSON."""
+
     def __init__(self, tables: WireTables, warn: Callable[[str], None]) -> None:
         self.tables = tables
         self.warn = warn
@@ -493,6 +497,9 @@ class _Plan:
 
 
 class _FastDecoder:
+    """Decodes a frame in one pass where every message on its path is plain; hands the rest
+    to ``slow``. Each plain message has a plan: its slots by tag, and its defaults."""
+
     def __init__(self, tables: WireTables, slow: _Decoder) -> None:
         self.tables = tables
         self.slow = slow
@@ -708,6 +715,9 @@ def _put_len(out: bytearray, tag: int, body: bytes | bytearray) -> None:
 
 
 class _Encoder:
+    """An event's JSON to protobuf bytes, fields in number order as ``@ag-ui/proto`` writes
+    them: a plain (non-``optional``) scalar at its default is left out, as proto3 does."""
+
     def __init__(self, tables: WireTables) -> None:
         self.tables = tables
 
