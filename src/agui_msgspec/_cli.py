@@ -233,6 +233,9 @@ def _describe_run(run: Run) -> str:
         )
     if run.error is not None:
         parts.append(f"error {run.error.message!r}")
+    if run.pending_tool_calls:
+        calls = run.pending_tool_calls
+        parts.append(f"{len(calls)} tool call(s) pending: " + ", ".join(calls[:_SUMMARY_ITEMS]))
     total = run.total_tokens()
     if run.usage:
         parts.append(f"tokens {total if total is not None else 'partly reported'}")
@@ -311,6 +314,7 @@ def _as_json(result: Result) -> dict[str, Any]:
                 "error": run.error,
                 "usage": run.usage,
                 "totalTokens": run.total_tokens(),
+                "pendingToolCalls": run.pending_tool_calls,
             }
             for run in result.runs
         ],
