@@ -15,6 +15,7 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
+from agui_msgspec._guard import GuardReport, ProducerGuard
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
@@ -28,11 +29,13 @@ __all__ = [  # noqa: PLE0604
     "SUPPORTED_VERSIONS",
     "ChunkViolation",
     "Consumer",
+    "GuardReport",
     "HttpAgent",
     "HttpAgentError",
     "JSONLinesReader",
     "LifecycleViolation",
     "MalformedEvent",
+    "ProducerGuard",
     "ProtocolViolation",
     "Result",
     "Run",
