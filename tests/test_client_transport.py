@@ -435,7 +435,7 @@ def test_a_deadline_must_be_positive(deadline: float) -> None:
 
 @contextlib.contextmanager
 def misbehaving_server() -> Iterator[str]:
-    """127.0.0.1: /stall sends RUN_STARTED then nothing; /corrupt a gzip body that does not
+    """127.0.0.1: /silent answers nothing; /stall sends RUN_STARTED then nothing; /corrupt a gzip body that does not
     inflate; /cut promises more bytes than it sends, then closes; /trickle never ends."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -443,6 +443,9 @@ def misbehaving_server() -> Iterator[str]:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
+            if self.path == "/silent":  # no response at all for a while
+                time.sleep(1.0)
+                return
             start = sse(START)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -522,3 +525,13 @@ def test_the_cli_says_cannot_reach_only_for_a_connect_failure(
     err = capsys.readouterr().err
     assert "cannot reach" in err
     assert "[connect]" in err
+
+
+def test_the_cli_tells_a_silent_server_from_one_it_cannot_reach(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with misbehaving_server() as url:
+        assert main(["run", url + "/silent", "--timeout", "0.2"]) == 1
+    err = capsys.readouterr().err
+    assert "[timeout] the response did not come within timeout=0.2 s" in err
+    assert "cannot reach" not in err

@@ -377,8 +377,9 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as
     except HttpAgentError as exc:
         print(f"agui-msgspec: {exc}", file=sys.stderr)
         return EXIT_REJECTED
-    except TransportError as exc:  # before any response: nothing to summarise
-        print(f"agui-msgspec: cannot reach {agent.url}: {exc}", file=sys.stderr)
+    except TransportError as exc:  # before any event: nothing to summarise
+        reach = "cannot reach " if exc.rule == "connect" else "REJECTED "
+        print(f"agui-msgspec: {reach}{agent.url}: {exc}", file=sys.stderr)
         return EXIT_REJECTED
     result = Result(
         outcome="failed" if violation is not None else "completed",

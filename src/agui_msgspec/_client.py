@@ -209,16 +209,19 @@ class RunStream:
 
     def __init__(self, agent: HttpAgent, input: msgspec.Struct | dict[str, Any]) -> None:
         self._agent = agent
-        self.warnings: list[str] = []
         thread_id = (
             input.get("threadId") if isinstance(input, dict) else getattr(input, "thread_id", None)
         )
         interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
-        prepared = prepare_input(input, agent.version, self._warn, interrupts=interrupts)
+        early: list[str] = []  # the input's warnings, before the consumer that keeps them exists
+        prepared = prepare_input(input, agent.version, early.append, interrupts=interrupts)
         self._thread_id: str = prepared.thread_id
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
-        self._consumer = Consumer(agent.version, on_warning=self._warn, input=prepared)
+        # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
+        self._consumer = Consumer(agent.version, on_warning=agent.on_warning, input=prepared)
+        for message in early:
+            self._consumer._warn(message)
         self._reader = SSEReader(agent.max_event_size)
         self._inflater: _Inflater | None = None
         self._resources = contextlib.AsyncExitStack()
@@ -233,6 +236,12 @@ class RunStream:
     def runs(self) -> list[Run]:
         """The runs so far; the last one's ``status`` is ``active`` while it streams."""
         return self._consumer.runs
+
+    @property
+    def warnings(self) -> list[str]:
+        """What was stripped or dropped, from the outgoing input and the incoming events, and
+        a transport failure after the last run ended."""
+        return self._consumer.warnings
 
     @property
     def messages(self) -> list[Any]:
@@ -483,12 +492,7 @@ class RunStream:
             dropped.args = (str(dropped),)
             raise dropped from dropped.__cause__
         if dropped is not None:
-            self._warn(f"the transport failed after the last run ended: {dropped}")
-
-    def _warn(self, message: str) -> None:
-        self.warnings.append(message)
-        if self._agent.on_warning is not None:
-            self._agent.on_warning(message)
+            self._consumer._warn(f"the transport failed after the last run ended: {dropped}")
 
 
 def _content_coding(codings: list[str]) -> str | None:
