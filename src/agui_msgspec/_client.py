@@ -437,9 +437,9 @@ class RunStream:
         except asyncio.CancelledError:
             if not fired:
                 raise
-            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: the cancel was ours
-            if uncancel is not None:
-                uncancel()
+            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: count our cancel off
+            if uncancel is not None and uncancel() > 0:
+                raise  # the task was cancelled from outside as well: that wins
             raise _DeadlinePassed from None
         finally:
             timer.cancel()
