@@ -461,7 +461,7 @@ def misbehaving_server() -> Iterator[str]:
             self.wfile.write(start)
             self.wfile.flush()
             if self.path == "/stall":
-                time.sleep(1.0)
+                time.sleep(3.0)
             elif self.path == "/trickle":
                 for _ in range(500):  # 5 s at least: longer than the test's deadline
                     time.sleep(0.01)
@@ -485,7 +485,7 @@ def misbehaving_server() -> Iterator[str]:
 
 def test_the_cli_names_a_read_timeout_and_its_setting(capsys: pytest.CaptureFixture[str]) -> None:
     with misbehaving_server() as url:
-        assert main(["run", url + "/stall", "--timeout", "0.2"]) == 1
+        assert main(["run", url + "/stall", "--timeout", "1"]) == 1
     captured = capsys.readouterr()
     assert "REJECTED [timeout] event 1" in captured.out
     assert "--timeout" in captured.out
