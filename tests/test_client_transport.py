@@ -22,9 +22,11 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agui_msgspec._cli import main
-from agui_msgspec._client import HttpAgent, HttpAgentError, RunResult
+from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}
@@ -537,3 +539,42 @@ def test_the_cli_tells_a_silent_server_from_one_it_cannot_reach(
     err = capsys.readouterr().err
     assert "[timeout] the response did not come within timeout=0.2 s" in err
     assert "cannot reach" not in err
+
+
+# --- whatever comes, only ProtocolViolation (or the run's own RunFailed) -----------------------
+
+FAILURES = [
+    None,
+    httpx.ReadTimeout("t"),
+    httpx.ReadError("r"),
+    httpx.RemoteProtocolError("p"),
+    httpx.DecodingError("d"),
+    httpx.WriteError("w"),
+]
+
+
+@given(
+    body=st.binary(max_size=512) | st.sampled_from([sse(*ANSWER), sse(*ANSWER[:3])]),
+    coding=st.sampled_from([None, "gzip", "deflate", "br", "gzip, deflate", "identity"]),
+    compress=st.booleans(),
+    cut_at=st.integers(min_value=0, max_value=600),
+    failure=st.sampled_from(FAILURES),
+)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_nothing_escapes_but_protocol_violation(
+    body: bytes, coding: str | None, compress: bool, cut_at: int, failure: Exception | None
+) -> None:
+    raw = gzip.compress(body) if compress and coding in ("gzip", "gzip, deflate") else body
+    if compress and coding == "deflate":
+        raw = zlib.compress(body)
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield raw[:cut_at]
+        if failure is not None:
+            raise failure
+        yield raw[cut_at:]
+
+    headers = {} if coding is None else {"content-encoding": coding}
+    agent, _ = agent_replying(stream(), headers=headers)
+    with contextlib.suppress(ProtocolViolation, RunFailed):
+        run(agent.run_agent(INPUT))
