@@ -332,16 +332,34 @@ def test_check_reads_standard_input_in_chunks(monkeypatch: pytest.MonkeyPatch) -
         buffer = io.BytesIO(content)
 
     reads: list[int] = []
-    original = Stdin.buffer.read
+    original = Stdin.buffer.read1
 
-    def read(size: int = -1) -> bytes:
+    def read1(size: int = -1) -> bytes:
         reads.append(size)
         return original(size)
 
-    monkeypatch.setattr(Stdin.buffer, "read", read)
+    monkeypatch.setattr(Stdin.buffer, "read1", read1)
     monkeypatch.setattr(sys, "stdin", Stdin)
     with open(os.devnull, "w") as devnull:
         monkeypatch.setattr(sys, "stdout", devnull)
         assert main(["check", "--summary", "-"]) == 0
     assert reads
     assert all(0 < size <= MiB for size in reads)
+
+
+def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agui_msgspec._cli", "check", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(sse(START))
+    process.stdin.flush()
+    assert "RUN_STARTED" in process.stdout.readline().decode()  # before the rest was written
+    process.stdin.write(sse(FINISH))
+    process.stdin.close()
+    assert "RUN_FINISHED" in process.stdout.readline().decode()
+    process.stdout.read()
+    assert process.wait(timeout=60) == 0

@@ -35,7 +35,7 @@ from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 READ_CHUNK = 1024 * 1024
-"""``check`` reads its input this many bytes at a time."""
+"""``check`` reads its input at most this many bytes at a time."""
 _SUMMARY_ITEMS = 5  # messages, warnings and runs a summary lists one by one, at most
 _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 
@@ -204,7 +204,9 @@ def _feed_file(
 ) -> None:
     """Read ``stream`` chunk by chunk through a reader and ``consumer``, each chunk's events
     shown and dropped before the next chunk is read; a violation ends the reading."""
-    head = stream.read(READ_CHUNK)
+    # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
+    read = getattr(stream, "read1", stream.read)
+    head = read(READ_CHUNK)
     reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
 
     def batches() -> Iterator[list[bytes]]:
@@ -212,8 +214,9 @@ def _feed_file(
         while chunk:
             yield reader.feed(chunk)
             tally.show(delivered)  # the consumer took that batch: show it, keep nothing
+            tally.out.flush()
             delivered.clear()
-            chunk = stream.read(READ_CHUNK)
+            chunk = read(READ_CHUNK)
         yield reader.close()
 
     try:
