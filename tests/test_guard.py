@@ -358,3 +358,41 @@ def test_behind_uvicorn_the_client_and_the_guard_agree(
     assert (violation.rule, violation.index, delivered) == ("tool-call-not-open", 5, 5)
     (report,) = reports
     assert (report.violation.rule, report.violation.index) == ("tool-call-not-open", 5)
+
+
+def raw_app(body: bytes, piece: int) -> Any:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for start in range(0, len(body), piece):
+            chunk = body[start : start + piece]
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("piece", [1, 3, 7, 64, 100_000])
+def test_enforcing_cuts_at_event_boundaries_whatever_the_line_ends_and_sends(
+    line_end: bytes, piece: int
+) -> None:
+    def body(events: list[dict[str, Any]]) -> bytes:
+        text = b"\xef\xbb\xbf: hello\n\n" + b"".join(frame(e) for e in events)
+        return text.replace(b"\n", line_end)
+
+    reports: list[GuardReport] = []
+    good_body = body(GOOD)
+    sent = drive(ProducerGuard(raw_app(good_body, piece), end_with_run_error=True), "/")
+    assert body_of(sent) == good_body
+    bad = drive(
+        ProducerGuard(
+            raw_app(body(INTERLEAVED), piece), on_violation=reports.append, end_with_run_error=True
+        ),
+        "/",
+    )
+    received = body_of(bad)
+    assert received.startswith(body(INTERLEAVED[:5]))
+    assert received.endswith(b"\n\n")
+    assert b'"code":"agui-guard:tool-call-not-open"' in received
+    assert [r.violation.index for r in reports] == [5]

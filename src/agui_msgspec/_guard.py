@@ -137,6 +137,7 @@ class _GuardedResponse:
         self._consumer: Consumer | None = None  # None: this response is not verified
         self._reader = SSEReader(guard.max_event_size)
         self._held = b""  # enforcing: the bytes of the event not yet complete
+        self._sent_cr = False  # enforcing: the bytes sent so far end in CR
         self._ended = False
 
     async def send(self, message: Message) -> None:
@@ -220,6 +221,7 @@ class _GuardedResponse:
                 await self._end_with_run_error(buffer[:released], violation)
                 return
             out = buffer if not more else buffer[:released]
+            self._sent_cr = out.endswith(b"\r")
             await self._send({"type": "http.response.body", "body": out, "more_body": more})
 
     async def _verify(self, buffer: bytes, start: int, end: int, released: int) -> bool:
@@ -251,6 +253,8 @@ class _GuardedResponse:
                 "code": f"agui-guard:{violation.rule}",
             }
             error = b"data: " + msgspec.json.encode(document) + b"\n\n"
+        if verified.endswith(b"\r") or (not verified and self._sent_cr):  # half a CRLF: finish it
+            error = b"\n" + error
         self._ended = True
         await self._send(
             {"type": "http.response.body", "body": verified + error, "more_body": False}
