@@ -396,3 +396,15 @@ def test_enforcing_cuts_at_event_boundaries_whatever_the_line_ends_and_sends(
     assert received.endswith(b"\n\n")
     assert b'"code":"agui-guard:tool-call-not-open"' in received
     assert [r.violation.index for r in reports] == [5]
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("piece", [1, 7, 100_000])
+def test_observing_reports_the_same_index_whatever_the_line_ends_and_sends(
+    line_end: bytes, piece: int
+) -> None:
+    body = b"".join(frame(e) for e in INTERLEAVED).replace(b"\n", line_end)
+    reports: list[GuardReport] = []
+    sent = drive(ProducerGuard(raw_app(body, piece), on_violation=reports.append), "/")
+    assert body_of(sent) == body
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("tool-call-not-open", 5)]
