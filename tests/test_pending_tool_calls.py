@@ -161,3 +161,19 @@ def test_the_cli_names_the_pending_calls(
     assert "run r on thread t: completed; 2 tool call(s) pending: c1, c2" in capsys.readouterr().out
     assert main(["check", "--json", str(body)]) == 0
     assert json.loads(capsys.readouterr().out)["runs"][0]["pendingToolCalls"] == ["c1", "c2"]
+
+
+def test_http_agent_results_carry_the_pending_calls() -> None:
+    httpx = pytest.importorskip("httpx")
+    body = b"".join(
+        b"data: " + json.dumps(e).encode() + b"\n\n" for e in [START, *call("c1"), finish()]
+    )
+
+    async def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    agent = agui.HttpAgent("http://agent.test/", client=client)
+    result = agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert result.run.pending_tool_calls == ["c1"]
+    assert result.run.pending_source == "stream"
