@@ -408,3 +408,12 @@ def test_observing_reports_the_same_index_whatever_the_line_ends_and_sends(
     sent = drive(ProducerGuard(raw_app(body, piece), on_violation=reports.append), "/")
     assert body_of(sent) == body
     assert [(r.violation.rule, r.violation.index) for r in reports] == [("tool-call-not-open", 5)]
+
+
+def test_an_oversized_event_is_reported_once_and_passed_on() -> None:
+    big = b'data: {"type":"CUSTOM","name":"x","value":"' + b"y" * 5000 + b'"}\n\n'
+    body = frame(START) + big + big + frame(FINISH)
+    reports: list[GuardReport] = []
+    app = ProducerGuard(raw_app(body, 1000), on_violation=reports.append, max_event_size=1000)
+    assert body_of(drive(app, "/")) == body
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("event-too-large", 1)]

@@ -139,6 +139,7 @@ class _GuardedResponse:
         self._held = b""  # enforcing: the bytes of the event not yet complete
         self._sent_cr = False  # enforcing: the bytes sent so far end in CR
         self._ended = False
+        self._rejected = False  # a response is rejected once: later bytes are not verified
 
     async def send(self, message: Message) -> None:
         if self._ended:
@@ -177,14 +178,14 @@ class _GuardedResponse:
     def _observe(self, body: bytes, more: bool) -> None:
         consumer = self._consumer
         assert consumer is not None
-        if consumer.violation is not None:
+        if self._rejected:
             return
         payloads: list[bytes] = []
         start = consumer._index
         try:
             if body:
                 payloads = self._reader.feed(body)
-                consumer.feed_many(payloads)
+                consumer._feed_many(payloads, None)  # the guard delivers nothing
             if not more:
                 payloads = []
                 start = consumer._index
@@ -233,7 +234,7 @@ class _GuardedResponse:
         payloads: list[bytes] = []
         try:
             payloads = self._reader.feed(buffer[start:end])
-            consumer.feed_many(payloads)
+            consumer._feed_many(payloads, None)
         except ProtocolViolation as violation:
             self._reject(violation, payloads, first)
             await self._end_with_run_error(buffer[:released], violation)
@@ -263,6 +264,7 @@ class _GuardedResponse:
     # --- both ------------------------------------------------------------------------------
 
     def _reject(self, violation: ProtocolViolation, payloads: list[bytes], start: int) -> None:
+        self._rejected = True
         offset = -1 if violation.index is None else violation.index - start
         event = payloads[offset] if 0 <= offset < len(payloads) else None
         self.guard._report(GuardReport(violation, event, self.path))
