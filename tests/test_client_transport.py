@@ -578,3 +578,22 @@ def test_nothing_escapes_but_protocol_violation(
     agent, _ = agent_replying(stream(), headers=headers)
     with contextlib.suppress(ProtocolViolation, RunFailed):
         run(agent.run_agent(INPUT))
+
+
+def test_the_deadline_covers_a_slow_error_body() -> None:
+    async def slow() -> AsyncIterator[bytes]:
+        while True:
+            await asyncio.sleep(0.01)
+            yield b"."
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, headers={"content-type": "text/plain"}, content=slow())
+
+    agent = HttpAgent(
+        "http://agent.test/",
+        client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        deadline=0.1,
+    )
+    with pytest.raises(TransportError) as raised:
+        run(agent.run_agent(INPUT))
+    assert raised.value.rule == "deadline"

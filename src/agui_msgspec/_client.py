@@ -333,7 +333,10 @@ class RunStream:
                 if coding is not None:
                     self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
-            body = await _excerpt(response, coding)
+            try:
+                body = await self._within_deadline(_excerpt(response, coding))
+            except _DeadlinePassed:
+                raise self._deadline_error(None) from None
             if response.is_success:
                 got = media_type or "no content type"
                 message = (
