@@ -376,19 +376,22 @@ def consume_body(
             head += chunk
             if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
                 break
-        reader: PayloadReader
-        if head[:1] == b"\x00":  # a protobuf frame's length: text bodies never start with NUL
-            reader = ProtobufReader(version=consumer.bindings, on_warning=consumer._warn)
-        elif sniff_format(head) == "sse":
-            reader = SSEReader()
-        else:
-            reader = JSONLinesReader()
+        reader = reader_for(head, consumer)
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
         consumer.close(inside_event=reader.discarded_partial)
 
     return _reported(
         lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
     )
+
+
+def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:
+    """The reader for a body that starts with ``head``: protobuf frames if its first byte is
+    NUL (a frame length's high byte; a text body never starts with NUL), JSON lines if it
+    starts with ``{``, else SSE. A protobuf reader's warnings join the consumer's."""
+    if head[:1] == b"\x00":
+        return ProtobufReader(version=consumer.bindings, on_warning=consumer._warn)
+    return SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
 
 
 def _reported(
