@@ -538,3 +538,26 @@ def test_a_delta_never_changes_the_input_or_a_delivered_snapshot() -> None:
     result = consume(body)
     assert result.state == {"n": [1, 2]}
     assert result.events[1].snapshot == {"n": [1]}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Found by the fuzzer: a tool result replacing the message that holds an open call.
+        b'data:{"type":"RUN_STARTED","threadId":"","runId":"","":""}\n\n'
+        b'data:{"type":"TOOL_CALL_START","toolCallId":"","toolCallName":"","parentMessageId":"msg-1"}\n\n'
+        b'data:{"type":"TOOL_CALL_RESULT","messageId":"msg-1","toolCallId":"","content":"\\"\\"","":""}\n\n',
+        b'data:{"type":"RUN_STARTED","threadId":"","runId":"","":""}\n\n'
+        b'data:{"type":"TEXT_MESSAGE_START","messageId":"msg-1"}\n\n'
+        b'data:{"type":"TOOL_CALL_START","toolCallId":"call-1","toolCallName":"","":""}\n\n'
+        b'data:{"type":"TOOL_CALL_RESULT","messageId":"msg-1","toolCallId":"","content":"","":""}\n\n'
+        b'data:{"type":"TOOL_CALL_ARGS","toolCallId":"call-1","delta":""}\n\n',
+    ],
+    ids=["result-replaces-the-calls-message", "args-after-the-replacement"],
+)
+def test_a_replaced_message_keeps_its_open_tool_call_addressable(body: bytes) -> None:
+    fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
+    fuzz.check_bounded(body)
+    result = consume_body(body)
+    assert result.violation is not None
+    assert result.violation.rule == "truncated"

@@ -229,10 +229,11 @@ class Reducer:
                 del self._tool_calls[call_id]
 
     def _replace(self, old: Any, new: Any) -> None:
-        """Put ``new`` in the place of ``old``, the latest message under its id."""
-        self._replace_at(self._serials[old.id][-1], new)
+        """Put ``new`` in the place of ``old``, the latest message under its id. The tool
+        calls of ``old`` stay addressable: one may still be streaming its arguments."""
+        self._replace_at(self._serials[old.id][-1], new, keep_calls=True)
 
-    def _replace_at(self, serial: int, new: Any) -> None:
+    def _replace_at(self, serial: int, new: Any, *, keep_calls: bool = False) -> None:
         """Put ``new`` in the place of the message ``serial``, which has the same id."""
         old = self._messages[serial]
         self._messages[serial] = new
@@ -241,7 +242,8 @@ class Reducer:
             self._by_role.setdefault(tag_of(new), {})[serial] = None
         if self._by_id[old.id] is old:
             self._by_id[old.id] = new
-        self._unindex_calls(old)
+        if not keep_calls:
+            self._unindex_calls(old)
         self._index_calls(new)
 
     def _remove_at(self, serial: int) -> None:
