@@ -64,6 +64,9 @@ _WIRE_TYPE = {
 _ABSENT: Any = object()
 _pack_double = struct.Struct("<d").pack
 _unpack_double = struct.Struct("<d").unpack_from
+_unpack_length = struct.Struct(">I").unpack_from
+# The continuation bits of a varint of n bytes (little-endian): set on all but the last.
+_CONTINUED = tuple(int.from_bytes(b"\x80" * (n - 1) + b"\0", "little") for n in range(9))
 _json_encode = msgspec.json.Encoder().encode
 
 
@@ -511,6 +514,24 @@ class _FastDecoder:
                     self.plans[name] = _Plan()
         for name, plan in self.plans.items():
             self._fill_plan(tables.messages[name], plan)
+        # The hot path: events of strings alone (text, tool-call args, reasoning deltas...),
+        # by their envelope tag: (type number, JSON name by tag byte, the event's defaults).
+        numbers = tables.enum_numbers["EventType"]
+        self.hot: dict[int, tuple[int, dict[int, str], dict[str, Any]]] = {}
+        for arm in tables.envelope.fields:
+            spec = tables.messages[arm.ref]
+            strings = [f for f in spec.fields if f.kind != "base"]
+            if (
+                arm.tag < 0x4000
+                and arm.ref in self.plans
+                and numbers[arm.json] < 0x80
+                and all(f.kind == "string" and f.label != "repeated" for f in strings)
+                and all(f.tag < 0x80 for f in strings)
+            ):
+                names = {f.tag: f.json for f in strings}
+                plan = self.plans[arm.ref]
+                template = {"type": arm.json, **dict(plan.defaults)}
+                self.hot[arm.tag] = (numbers[arm.json], names, template)
 
     def _fill_plan(self, spec: _Message, plan: _Plan) -> None:
         defaults: list[tuple[str, Any]] = []
@@ -633,6 +654,80 @@ class _FastDecoder:
         for json_name, default in plan.defaults:
             if json_name not in out:
                 out[json_name] = [] if default == [] else default
+
+    def hot_frames(self, data: bytes, pos: int, end: int, limit: int, out: list[bytes]) -> int:
+        """Frames from ``pos`` while each is whole, within ``limit`` and a hot event in its
+        usual spelling (the arm; a base_event of type, then timestamp; then strings, lengths
+        under 16 KiB), each appended to ``out`` as JSON; returns where it stopped. Anything
+        else, malformed bytes included, is left for ``event`` to say what it is."""
+        hot, continued = self.hot, _CONTINUED
+        while end - pos >= 4:
+            length = _unpack_length(data, pos)[0]
+            stop = pos + 4 + length
+            if stop > end or length > limit or not length:
+                return pos
+            at = pos + 4
+            try:
+                tag = data[at]
+                if tag >= 0x80:
+                    tag = (tag & 0x7F) | (data[at + 1] << 7)
+                    at += 1
+                arm = hot.get(tag)
+                if arm is None:
+                    return pos
+                type_number, names, template = arm
+                size = data[at + 1]
+                at += 2
+                if size >= 0x80:
+                    if data[at] >= 0x80:
+                        return pos
+                    size = (size & 0x7F) | (data[at] << 7)
+                    at += 1
+                if at + size != stop or data[at] != 0x0A or data[at + 1] >= 0x80:
+                    return pos
+                base_end = at + 2 + data[at + 1]
+                at += 2
+                if at < base_end and data[at] == 0x08:
+                    if data[at + 1] != type_number:
+                        return pos
+                    at += 2
+                elif type_number:
+                    return pos  # type 0 (the default) is the only one left out
+                event = template.copy()  # its defaults: a field the frame has overwrites one
+                if at < base_end:
+                    # The timestamp ends the base: its varint's bytes are known, read at once.
+                    size = base_end - at - 1
+                    if data[at] != 0x10 or not 0 < size <= 8:  # 8 bytes: 56 bits, not negative
+                        return pos
+                    value = int.from_bytes(data[at + 1 : base_end], "little")
+                    if value & 0x8080808080808080 != continued[size]:
+                        return pos  # not one varint exactly
+                    # The 7-bit groups squeezed together: pairs, then quads, then all eight.
+                    value &= 0x7F7F7F7F7F7F7F7F
+                    value = (value & 0x007F007F007F007F) | ((value & 0x7F007F007F007F00) >> 1)
+                    value = (value & 0x00003FFF00003FFF) | ((value & 0x3FFF00003FFF0000) >> 2)
+                    event["timestamp"] = (value & 0x0FFFFFFF) | ((value & 0x0FFFFFFF00000000) >> 4)
+                    at = base_end
+                elif at != base_end:
+                    return pos
+                while at < stop:
+                    name = names.get(data[at])
+                    size = data[at + 1]
+                    at += 2
+                    if size >= 0x80:
+                        if data[at] >= 0x80:
+                            return pos
+                        size = (size & 0x7F) | (data[at] << 7)
+                        at += 1
+                    if name is None or at + size > stop:
+                        return pos
+                    event[name] = data[at : at + size].decode()  # met twice: the last wins
+                    at += size
+            except (IndexError, UnicodeDecodeError):
+                return pos
+            out.append(_json_encode(event))
+            pos = stop
+        return pos
 
     def event(self, frame: bytes) -> dict[str, Any] | None:
         end = len(frame)
@@ -975,9 +1070,12 @@ class ProtobufReader:
 
     def _frames(self, data: bytes, out: list[bytes]) -> int:
         pos, end, limit = 0, len(data), self.max_event_size
-        event = self._decoder.event
+        event, hot_frames = self._decoder.event, self._decoder.hot_frames
         while end - pos >= 4:
-            length = int.from_bytes(data[pos : pos + 4], "big")
+            pos = hot_frames(data, pos, end, limit, out)
+            if end - pos < 4:
+                break
+            length = _unpack_length(data, pos)[0]
             if length > limit:
                 raise TransportError(
                     "event-too-large",
