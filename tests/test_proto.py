@@ -397,10 +397,12 @@ HOT_FRAMES = [
     for event in (
         {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-1", "delta": " hi", "timestamp": 7},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "", "timestamp": 2**20},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 'ü "q" \\ \n' * 40},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": "{", "timestamp": 2**55},
         {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "x", "timestamp": 1},
         {"type": "TEXT_MESSAGE_END", "messageId": "m", "subagentRunId": "s", "timestamp": 0},
+        {"type": "TEXT_MESSAGE_END", "messageId": "", "timestamp": 2**30},
         {"type": "STEP_STARTED", "stepName": "plan", "timestamp": 1_700_000_000_000},
     )
 ]
@@ -416,8 +418,11 @@ def general_reading(message: bytes) -> list[dict[str, Any]] | str:
 
 
 def reader_reading(message: bytes) -> list[dict[str, Any]] | str:
+    """The same through the reader, the frame followed by bytes a frame must not read: the
+    start of the next one."""
     try:
-        return [msgspec.json.decode(p) for p in ProtobufReader().feed(frame_of(message))]
+        body = frame_of(message) + b"\x80\x80\x00"
+        return [msgspec.json.decode(p) for p in ProtobufReader().feed(body)]
     except TransportError as refused:
         return refused.rule
 
@@ -446,3 +451,14 @@ def test_the_hot_path_reads_mangled_frames_as_the_general_decoder(
         message[position % len(message)] = value
     message += extra
     assert reader_reading(bytes(message)) == general_reading(bytes(message))
+
+
+def test_the_hot_path_does_not_read_a_base_event_past_its_frame() -> None:
+    # TEXT_MESSAGE_END with its only string at the default (not written): the frame ends with
+    # the timestamp; the base_event's length now claims the next frame's bytes for it.
+    message = bytearray(
+        encode_proto({"type": "TEXT_MESSAGE_END", "messageId": "", "timestamp": 2**30})
+    )
+    message[3] += 3  # the base_event's length
+    message[-1] |= 0x80  # the timestamp's varint goes on
+    assert reader_reading(bytes(message)) == general_reading(bytes(message)) == "malformed-frame"

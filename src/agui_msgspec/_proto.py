@@ -65,8 +65,8 @@ _ABSENT: Any = object()
 _pack_double = struct.Struct("<d").pack
 _unpack_double = struct.Struct("<d").unpack_from
 _unpack_length = struct.Struct(">I").unpack_from
-# The continuation bits of a varint of n bytes (little-endian): set on all but the last.
-_CONTINUED = tuple(int.from_bytes(b"\x80" * (n - 1) + b"\0", "little") for n in range(9))
+_TAILS_KEPT = 64
+"""Timestamp tails the hot path keeps: a stream needs one per 16 s of events."""
 _json_encode = msgspec.json.Encoder().encode
 
 
@@ -518,6 +518,7 @@ class _FastDecoder:
         # by their envelope tag: (type number, JSON name by tag byte, the event's defaults).
         numbers = tables.enum_numbers["EventType"]
         self.hot: dict[int, tuple[int, dict[int, str], dict[str, Any]]] = {}
+        self.tails: dict[bytes, int] = {}  # a timestamp's varint bytes after its first two
         for arm in tables.envelope.fields:
             spec = tables.messages[arm.ref]
             strings = [f for f in spec.fields if f.kind != "base"]
@@ -657,12 +658,13 @@ class _FastDecoder:
 
     def hot_frames(self, data: bytes, pos: int, end: int, limit: int, out: list[bytes]) -> int:
         """Frames from ``pos`` while each is whole, within ``limit`` and a hot event in its
-        usual spelling (the arm; a base_event of type, then timestamp; then strings, lengths
-        under 16 KiB), each appended to ``out`` as JSON; returns where it stopped. Anything
-        else, malformed bytes included, is left for ``event`` to say what it is."""
-        hot, continued = self.hot, _CONTINUED
+        usual spelling (the arm; a base_event of type, then a timestamp of 3 to 8 varint
+        bytes, or none; then strings, lengths under 16 KiB), each appended to ``out`` as
+        JSON; returns where it stopped. Anything else, malformed bytes included, is left for
+        ``event`` to say what it is."""
+        hot, tails, unpack, append = self.hot, self.tails, _unpack_length, out.append
         while end - pos >= 4:
-            length = _unpack_length(data, pos)[0]
+            length = unpack(data, pos)[0]
             stop = pos + 4 + length
             if stop > end or length > limit or not length:
                 return pos
@@ -686,6 +688,8 @@ class _FastDecoder:
                 if at + size != stop or data[at] != 0x0A or data[at + 1] >= 0x80:
                     return pos
                 base_end = at + 2 + data[at + 1]
+                if base_end > stop:
+                    return pos
                 at += 2
                 if at < base_end and data[at] == 0x08:
                     if data[at + 1] != type_number:
@@ -695,18 +699,19 @@ class _FastDecoder:
                     return pos  # type 0 (the default) is the only one left out
                 event = template.copy()  # its defaults: a field the frame has overwrites one
                 if at < base_end:
-                    # The timestamp ends the base: its varint's bytes are known, read at once.
-                    size = base_end - at - 1
-                    if data[at] != 0x10 or not 0 < size <= 8:  # 8 bytes: 56 bits, not negative
+                    # The timestamp ends the base. Its first two varint bytes change from one
+                    # event to the next, the rest (16 s and up) rarely: those come from a cache.
+                    if data[at] != 0x10 or data[at + 1] < 0x80 or data[at + 2] < 0x80:
                         return pos
-                    value = int.from_bytes(data[at + 1 : base_end], "little")
-                    if value & 0x8080808080808080 != continued[size]:
-                        return pos  # not one varint exactly
-                    # The 7-bit groups squeezed together: pairs, then quads, then all eight.
-                    value &= 0x7F7F7F7F7F7F7F7F
-                    value = (value & 0x007F007F007F007F) | ((value & 0x7F007F007F007F00) >> 1)
-                    value = (value & 0x00003FFF00003FFF) | ((value & 0x3FFF00003FFF0000) >> 2)
-                    event["timestamp"] = (value & 0x0FFFFFFF) | ((value & 0x0FFFFFFF00000000) >> 4)
+                    high = tails.get(tail := data[at + 3 : base_end])
+                    if high is None:
+                        high = _varint_tail(tail)
+                        if high is None:
+                            return pos
+                        if len(tails) >= _TAILS_KEPT:
+                            tails.clear()
+                        tails[tail] = high
+                    event["timestamp"] = high | (data[at + 2] & 0x7F) << 7 | data[at + 1] & 0x7F
                     at = base_end
                 elif at != base_end:
                     return pos
@@ -725,7 +730,7 @@ class _FastDecoder:
                     at += size
             except (IndexError, UnicodeDecodeError):
                 return pos
-            out.append(_json_encode(event))
+            append(_json_encode(event))
             pos = stop
         return pos
 
@@ -753,6 +758,14 @@ class _FastDecoder:
                 f"the envelope carries {arm.json} but base_event.type says {out['type']}"
             )
         return out
+
+
+def _varint_tail(tail: bytes) -> int | None:
+    """The bytes of a varint after its first two, as their part of its value; None unless
+    they end it, in 8 bytes at most (56 bits: never negative)."""
+    if not 0 < len(tail) <= 6 or tail[-1] >= 0x80 or min(tail[:-1], default=0x80) < 0x80:
+        return None
+    return sum((byte & 0x7F) << (14 + 7 * i) for i, byte in enumerate(tail))
 
 
 def _skip(data: bytes, pos: int, end: int, tag: int) -> int:
