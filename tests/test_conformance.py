@@ -158,7 +158,7 @@ def test_cli_counts_era_fixtures_apart(tmp_path: Path, capsys: pytest.CaptureFix
     code = main(["conformance", str(tmp_path)])
     out = capsys.readouterr().out
     assert last_line(out) == "1 passed, 0 failed"
-    assert "era fixtures (optional shims for pre-1.0 peers): 0 of 1 passed" in out
+    assert "era fixtures (shims for pre-1.0 peers, with the peer's version given): 0 of 1 passed" in out
     assert code == 0
 
 

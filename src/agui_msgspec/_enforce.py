@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import msgspec
 import msgspec.inspect as mi
 
-from agui_msgspec._compat import TRANSLATED_TYPES
+from agui_msgspec._compat import DROPPED, RAW_EVENT, TRANSLATED_TYPES
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._patch import json_kind, pointer_token
 
@@ -217,12 +217,13 @@ class Enforcer:
                 index=index,
             )
         event_type = document.get("type")
-        if (
-            self._translate is not None
-            and isinstance(event_type, str)
-            and event_type in TRANSLATED_TYPES
+        if self._translate is not None and (
+            (isinstance(event_type, str) and event_type in TRANSLATED_TYPES)
+            or (RAW_EVENT in document and document[RAW_EVENT] is None)
         ):
             document = self._translate(document, index)
+            if document is DROPPED:  # an era shim dropped the event, with a warning
+                return None
             event_type = document.get("type")
         if not isinstance(event_type, str):
             raise MalformedEvent(

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._compat import flatten_for_peer, translate_input
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
@@ -24,20 +25,29 @@ from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 def prepare_input(
     input: Any,
-    version: str = LATEST_VERSION,
+    version: str | ModuleType = LATEST_VERSION,
     warn: Callable[[str], None] | None = None,
     *,
+    peer_version: str | None = None,
     interrupts: Sequence[Any] = (),
     now: datetime | None = None,
 ) -> Any:
     """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent.
 
-    ``interrupts`` are those of the run this input resumes (``Run.interrupts`` of an
-    interrupted run); ``now`` is when an ``expiresAt`` is judged (default: the clock).
+    ``version`` is the protocol version the consumer speaks (or generated bindings);
+    ``peer_version`` that of a peer known to speak an older one: a peer from before
+    1.0 is not sent ``protocolVersion``, and one from before content parts (0.0.39)
+    gets message content flattened to text. ``interrupts`` are those of the run this
+    input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
+    ``expiresAt`` is judged (default: the clock).
     """
     report = warn or (lambda _message: None)
-    declared = _declarable(version)
-    bindings = bindings_for(declared or LATEST_VERSION)
+    if isinstance(version, str) and _declarable(version) is None:
+        peer_version, version = peer_version or version, LATEST_VERSION  # an era pin
+    bindings = bindings_for(version)
+    declared = None
+    if peer_version is None or _declarable(peer_version) is not None:
+        declared = _declarable(bindings.PROTOCOL_VERSION)
 
     def outgoing(document: dict[str, Any]) -> None:
         messages = document.get("messages")
@@ -52,6 +62,8 @@ def prepare_input(
             document.pop("protocolVersion", None)  # a pre-1.0 peer predates version negotiation
         else:
             document["protocolVersion"] = declared
+        if peer_version is not None:
+            flatten_for_peer(document, peer_version, report)
 
     prepared = read_input(input, bindings, report, adjust=outgoing)
     _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
@@ -77,6 +89,7 @@ def read_input(
         document = msgspec.json.decode(msgspec.json.encode(document))
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
         raise MalformedEvent("malformed-input", f"input is not JSON: {exc}") from None
+    translate_input(document, "input", warn)  # the compatibility boundary sees it first
     cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
     if not isinstance(cleaned, dict):
         raise MalformedEvent("malformed-input", f"input: {cleaned.reason}")

@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct
 
-from agui_msgspec._input import read_input
 from agui_msgspec._patch import PatchConflict, apply_patch
 from agui_msgspec._tags import tag_of
 
@@ -60,8 +59,9 @@ class Reducer:
     """Holds messages and state; ``apply`` one verified event at a time."""
 
     def __init__(
-        self, bindings: ModuleType, warn: Callable[[str], None], input: Any = None
+        self, bindings: ModuleType, warn: Callable[[str], None], seed: Any = None
     ) -> None:
+        """``seed`` is the ``RunAgentInput`` Struct the run started from, already read."""
         self._b = bindings
         self._warn = warn
         # role → message Struct, for the roles a text message may stream as
@@ -80,8 +80,8 @@ class Reducer:
         self._text: dict[str, list[str]] = {}
         self._thoughts: dict[str, list[str]] = {}  # reasoning messages: their own lifecycle
         self._args: dict[str, list[str]] = {}
-        if input is not None:
-            self._seed(input)
+        if seed is not None:
+            self._seed(seed)
         self._by_class: dict[type, Any] = {}
         self._handlers: dict[str, Callable[[Any, int], DeltaSink | None]] = {
             "TEXT_MESSAGE_START": self._text_start,
@@ -123,9 +123,7 @@ class Reducer:
 
     # --- seeding -------------------------------------------------------------------------
 
-    def _seed(self, input: Any) -> None:
-        # The same reading as outgoing input: what the version does not know is stripped.
-        seed = read_input(input, self._b, self._warn)
+    def _seed(self, seed: Any) -> None:
         if seed.state is not UNSET:
             self.state = seed.state
         for message in seed.messages:
