@@ -109,14 +109,14 @@ class Compatibility:
             return DROPPED
         if event_type in _THINKING:
             document = self._thinking(document, event_type, index)
-        where = f"event {index}"
-        _read_nulls(document, (RAW_EVENT, *LEGACY_NULLS.get(event_type, ())), where, self._warn)
+        origin, warn = f"event {index}", self._warn
+        _read_nulls(document, (RAW_EVENT, *LEGACY_NULLS.get(event_type, ())), origin, "", warn)
         if event_type == "RUN_STARTED" and isinstance(document.get("input"), dict):
-            translate_input(document["input"], f"{where} /input", self._warn)
+            translate_input(document["input"], warn, origin, "/input")
         elif event_type == "MESSAGES_SNAPSHOT":
-            _translate_messages(document.get("messages"), f"{where} /messages", self._warn)
+            _translate_messages(document.get("messages"), origin, "/messages", warn)
         elif event_type == "TOOL_CALL_RESULT":
-            _translate_parts(document.get("content"), f"{where} /content", self._warn)
+            _translate_parts(document.get("content"), origin, "/content", warn)
         return document
 
     def _strip_subagents(self, document: dict[str, Any], event_type: str, index: int) -> bool:
@@ -164,15 +164,17 @@ class Compatibility:
         return translated
 
 
-def translate_input(document: dict[str, Any], where: str, warn: Warn) -> None:
+def translate_input(
+    document: dict[str, Any], warn: Warn, origin: str = "input", path: str = ""
+) -> None:
     """A ``RunAgentInput`` document's retired shapes, in place: its legacy nulls, and those of
-    its tools, resume entries and messages."""
-    _read_nulls(document, ("forwardedProps",), where, warn)
+    its tools, resume entries and messages. Warnings name ``origin`` and the JSON Pointer."""
+    _read_nulls(document, ("forwardedProps",), origin, path, warn)
     for position, entry in _entries(document.get("tools")):
-        _read_nulls(entry, ("parameters",), f"{where} /tools/{position}", warn)
+        _read_nulls(entry, ("parameters",), origin, f"{path}/tools/{position}", warn)
     for position, entry in _entries(document.get("resume")):
-        _read_nulls(entry, ("payload",), f"{where} /resume/{position}", warn)
-    _translate_messages(document.get("messages"), f"{where} /messages", warn)
+        _read_nulls(entry, ("payload",), origin, f"{path}/resume/{position}", warn)
+    _translate_messages(document.get("messages"), origin, f"{path}/messages", warn)
 
 
 def flatten_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) -> None:
@@ -195,12 +197,12 @@ def flatten_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) ->
             )
 
 
-def _translate_messages(messages: Any, where: str, warn: Warn) -> None:
+def _translate_messages(messages: Any, origin: str, path: str, warn: Warn) -> None:
     for position, message in _entries(messages):
-        _translate_parts(message.get("content"), f"{where}/{position}/content", warn)
+        _translate_parts(message.get("content"), origin, f"{path}/{position}/content", warn)
 
 
-def _translate_parts(content: Any, where: str, warn: Warn) -> None:
+def _translate_parts(content: Any, origin: str, path: str, warn: Warn) -> None:
     if not isinstance(content, list):
         return
     for position, part in _entries(content):
@@ -209,9 +211,9 @@ def _translate_parts(content: Any, where: str, warn: Warn) -> None:
             if upgraded is None:
                 continue  # nothing to upgrade it to: enforcement strips it as unrecognised
             content[position] = part = upgraded
-            warn(f"{where}/{position}: upgraded retired binary part to {part['type']!r}")
+            warn(f"{origin} {path}/{position}: upgraded retired binary part to {part['type']!r}")
         if part.get("type") in _MEDIA_PARTS:
-            _read_nulls(part, ("metadata",), f"{where}/{position}", warn)
+            _read_nulls(part, ("metadata",), origin, f"{path}/{position}", warn)
 
 
 def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:
@@ -236,11 +238,13 @@ def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:
     return upgraded
 
 
-def _read_nulls(holder: dict[str, Any], props: tuple[str, ...], where: str, warn: Warn) -> None:
+def _read_nulls(
+    holder: dict[str, Any], props: tuple[str, ...], origin: str, path: str, warn: Warn
+) -> None:
     for prop in props:
         if prop in holder and holder[prop] is None:
             del holder[prop]
-            warn(f"{where} /{prop}: legacy null read as absent")
+            warn(f"{origin} {path}/{prop}: legacy null read as absent")
 
 
 def _entries(items: Any) -> list[tuple[int, dict[str, Any]]]:

@@ -89,8 +89,9 @@ def read_input(
         document = msgspec.json.decode(msgspec.json.encode(document))
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
         raise MalformedEvent("malformed-input", f"input is not JSON: {exc}") from None
-    translate_input(document, "input", warn)  # the compatibility boundary sees it first
-    cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
+    translate_input(document, warn)  # the compatibility boundary sees it first
+    enforcer = Enforcer(bindings, warn)
+    cleaned = enforcer.clean(document, bindings.RunAgentInput, "input")
     if not isinstance(cleaned, dict):
         raise MalformedEvent("malformed-input", f"input: {cleaned.reason}")
     if adjust is not None:
@@ -98,9 +99,8 @@ def read_input(
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
     except msgspec.ValidationError as exc:
-        raise MalformedEvent(
-            "malformed-input", f"input: {exc}", path=pointer_from_msgspec(str(exc))
-        ) from None
+        path = enforcer.as_received(pointer_from_msgspec(str(exc)), cleaned)
+        raise MalformedEvent("malformed-input", f"input: {exc}", path=path) from None
 
 
 def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: datetime) -> None:

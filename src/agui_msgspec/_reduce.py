@@ -227,12 +227,9 @@ class Reducer:
         _merge_metadata(call, event)
 
     def _new_tool_call(self, event: Any) -> Any:
-        parent_id = event.parent_message_id
-        if parent_id is UNSET:
-            last = self._messages[-1] if self._messages else None
-            parent_id = (
-                last.id if last is not None and tag_of(last) == "assistant" else event.tool_call_id
-            )
+        # Without parentMessageId nothing names a carrier: the call gets an assistant message
+        # of its own, under its id, rather than joining a message another turn or owner made.
+        parent_id = event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
         parent = self._by_id.get(parent_id)
         if parent is not None and tag_of(parent) != "assistant":
             self._warn(
@@ -355,8 +352,8 @@ class Reducer:
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
-        if existing is not None and tag_of(existing) == "activity" and not event.replace:
-            return
+        if existing is not None and not event.replace:
+            return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
             id=event.message_id,
             activity_type=event.activity_type,
