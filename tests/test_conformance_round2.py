@@ -178,7 +178,12 @@ def test_reasoning_message_restated_by_a_snapshot_keeps_its_owner() -> None:
     result = run(
         START,
         snapshot(thought),
-        {"type": "REASONING_MESSAGE_START", "messageId": "th1", "role": "reasoning", "subagentRunId": "s2"},
+        {
+            "type": "REASONING_MESSAGE_START",
+            "messageId": "th1",
+            "role": "reasoning",
+            "subagentRunId": "s2",
+        },
     )
     rejected(result, "attribution-mismatch", 2)
 
@@ -331,16 +336,28 @@ def test_retired_null_metadata_in_a_snapshot_part_reads_as_absent() -> None:
     [
         pytest.param(text("START", "m1", name=None), "/name", id="unlisted-field"),
         pytest.param(
-            snapshot({"id": "u", "role": "user", "content": [{"type": "text", "text": "x", "metadata": None}]}),
+            snapshot(
+                {
+                    "id": "u",
+                    "role": "user",
+                    "content": [{"type": "text", "text": "x", "metadata": None}],
+                }
+            ),
             "/messages/0/content/0/metadata",
             id="text-part-metadata",
         ),
-        pytest.param({**START, "runId": "r2", "parentRunId": None}, "/parentRunId", id="parentRunId"),
+        pytest.param(
+            {**START, "runId": "r2", "parentRunId": None}, "/parentRunId", id="parentRunId"
+        ),
     ],
 )
 def test_nulls_the_registry_does_not_list_stay_malformed(event: dict[str, Any], path: str) -> None:
-    rejected(run(START, event) if event["type"] != "RUN_STARTED" else run(event), "malformed-event",
-             1 if event["type"] != "RUN_STARTED" else 0, path)
+    rejected(
+        run(START, event) if event["type"] != "RUN_STARTED" else run(event),
+        "malformed-event",
+        1 if event["type"] != "RUN_STARTED" else 0,
+        path,
+    )
 
 
 # --- 4. the retired binary part is upgraded, not stripped (DEPRECATIONS.md, era-0-0-47)
@@ -354,13 +371,19 @@ UPGRADED = {
 
 def binary_input(*parts: dict[str, Any]) -> dict[str, Any]:
     content = [{"type": "text", "text": "Describe it."}, *parts]
-    return {"threadId": "t1", "runId": "r1", "messages": [{"id": "u1", "role": "user", "content": content}]}
+    return {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": content}],
+    }
 
 
 def test_binary_part_in_the_seeding_input_is_upgraded() -> None:
     result = accepted(run(START, FINISH, input=binary_input(BINARY)))
     assert as_dicts(result.messages)[0]["content"][1] == UPGRADED
-    assert any("input /messages/0/content/1: upgraded retired binary part" in w for w in result.warnings)
+    assert any(
+        "input /messages/0/content/1: upgraded retired binary part" in w for w in result.warnings
+    )
 
 
 def test_binary_part_in_the_outgoing_input_is_upgraded() -> None:
@@ -389,7 +412,9 @@ def test_binary_part_in_the_outgoing_input_is_upgraded() -> None:
         ),
     ],
 )
-def test_binary_part_in_events_is_upgraded(legacy: dict[str, Any], upgraded: dict[str, Any]) -> None:
+def test_binary_part_in_events_is_upgraded(
+    legacy: dict[str, Any], upgraded: dict[str, Any]
+) -> None:
     user = {"id": "u1", "role": "user", "content": [legacy]}
     result = accepted(run({**START, "input": binary_input(legacy)}, snapshot(user), FINISH))
     assert msgspec.to_builtins(result.events[0])["input"]["messages"][0]["content"][1] == upgraded
@@ -397,7 +422,9 @@ def test_binary_part_in_events_is_upgraded(legacy: dict[str, Any], upgraded: dic
 
 
 def test_binary_part_with_nothing_to_carry_is_stripped_as_unrecognised() -> None:
-    result = accepted(run(START, FINISH, input=binary_input({"type": "binary", "mimeType": "image/png"})))
+    result = accepted(
+        run(START, FINISH, input=binary_input({"type": "binary", "mimeType": "image/png"}))
+    )
     assert as_dicts(result.messages)[0]["content"] == [{"type": "text", "text": "Describe it."}]
     assert any("unrecognised type 'binary'" in w for w in result.warnings)
 
@@ -418,7 +445,13 @@ def test_thinking_start_with_its_own_message_id_closes_under_it() -> None:
         )
     )
     delivered = [msgspec.to_builtins(e) for e in result.events]
-    assert [e.get("messageId") for e in delivered[1:6]] == ["span-7", "th-7", "th-7", "th-7", "span-7"]
+    assert [e.get("messageId") for e in delivered[1:6]] == [
+        "span-7",
+        "th-7",
+        "th-7",
+        "th-7",
+        "span-7",
+    ]
     assert as_dicts(result.messages) == [{"id": "th-7", "role": "reasoning", "content": "hm"}]
 
 
@@ -490,13 +523,27 @@ def activity(message_id: str, replace: bool) -> dict[str, Any]:
 
 def test_activity_snapshot_without_replace_leaves_a_non_activity_message() -> None:
     user = {"id": "u1", "role": "user", "content": "hi"}
-    result = accepted(run(START, activity("u1", replace=False), FINISH, input={**binary_input(), "messages": [user]}))
+    result = accepted(
+        run(
+            START,
+            activity("u1", replace=False),
+            FINISH,
+            input={**binary_input(), "messages": [user]},
+        )
+    )
     assert as_dicts(result.messages) == [user]
 
 
 def test_activity_snapshot_with_replace_replaces_a_non_activity_message() -> None:
     user = {"id": "u1", "role": "user", "content": "hi"}
-    result = accepted(run(START, activity("u1", replace=True), FINISH, input={**binary_input(), "messages": [user]}))
+    result = accepted(
+        run(
+            START,
+            activity("u1", replace=True),
+            FINISH,
+            input={**binary_input(), "messages": [user]},
+        )
+    )
     assert [m["role"] for m in as_dicts(result.messages)] == ["activity"]
 
 
@@ -540,7 +587,11 @@ def test_a_peer_from_before_subagents_has_its_subagent_events_dropped() -> None:
     payloads = [msgspec.json.encode(e) for e in SUBAGENT_RUN]
     result = accepted(agui.consume(payloads, peer_version="0.0.57"))
     assert [tag_of(e) for e in result.events] == [
-        "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
     ]
     assert any("dropping SUBAGENT_STARTED" in w for w in result.warnings)
     assert as_dicts(result.messages) == [{"id": "m1", "role": "assistant", "content": "Found it."}]
@@ -558,7 +609,9 @@ def test_a_current_peer_keeps_its_subagent_events(peer: str | None) -> None:
 def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
     warnings: list[str] = []
     given = binary_input(IMAGE, {"type": "text", "text": " Please."})
-    request = msgspec.to_builtins(agui.prepare_input(given, peer_version="0.0.39", warn=warnings.append))
+    request = msgspec.to_builtins(
+        agui.prepare_input(given, peer_version="0.0.39", warn=warnings.append)
+    )
     assert request["messages"][0]["content"] == "Describe it. Please."
     assert "protocolVersion" not in request
     assert any("DROPS non-text parts" in w for w in warnings)
@@ -567,12 +620,14 @@ def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
 def test_a_peer_with_content_parts_gets_them() -> None:
     warnings: list[str] = []
     given = binary_input(IMAGE)
-    request = msgspec.to_builtins(agui.prepare_input(given, peer_version="0.0.40", warn=warnings.append))
+    request = msgspec.to_builtins(
+        agui.prepare_input(given, peer_version="0.0.40", warn=warnings.append)
+    )
     assert request["messages"][0]["content"][1] == IMAGE
     assert warnings == []
 
 
-@pytest.mark.parametrize("peer", ["0..0", "x", "1", "0.0.39-beta", "٠.٠.٣٩"])
+@pytest.mark.parametrize("peer", ["0..0", "x", "1", "0.0.39-beta", "\u0660.\u0660.\u0663\u0669"])
 def test_an_unreadable_peer_version_is_a_usage_error(peer: str) -> None:
     with pytest.raises(agui.UsageError):
         agui.Consumer(peer_version=peer)
@@ -602,7 +657,10 @@ def test_tool_call_without_parent_message_gets_a_message_of_its_own() -> None:
         )
     )
     messages = as_dicts(result.messages)
-    assert [(m["id"], m.get("content")) for m in messages] == [("m1", "Let me look."), ("tc1", None)]
+    assert [(m["id"], m.get("content")) for m in messages] == [
+        ("m1", "Let me look."),
+        ("tc1", None),
+    ]
     assert messages[1]["toolCalls"][0]["id"] == "tc1"
 
 
@@ -619,5 +677,7 @@ def test_tool_result_is_appended_where_it_arrives() -> None:
         )
     )
     assert [(m["id"], m["role"]) for m in as_dicts(result.messages)] == [
-        ("a1", "assistant"), ("m2", "assistant"), ("r1", "tool")
+        ("a1", "assistant"),
+        ("m2", "assistant"),
+        ("r1", "tool"),
     ]

@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -37,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
+    conformance.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
     run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
     run.add_argument("url", help="the agent endpoint")
     run.add_argument("--message", help="send one user message with this text")
@@ -51,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _check(args.file, args.version, as_json=args.json)
     if args.command == "run":
         return _run(args.url, args.message, args.thread, args.version, as_json=args.json)
-    return _conformance(args.folder)
+    return _conformance(args.folder, args.version)
 
 
 def _check(file: str, version: str, *, as_json: bool) -> int:
@@ -148,11 +150,11 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path) -> int:
+def _conformance(folder: Path, version: str | ModuleType) -> int:
     if not folder.is_dir():
         print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
         return EXIT_USAGE
-    corpus = run_corpus(folder)
+    corpus = run_corpus(folder, version)
     for line in corpus.lines():
         print(line)
     return EXIT_ACCEPTED if not corpus.failed else EXIT_REJECTED

@@ -64,6 +64,8 @@ TRANSLATED_TYPES = frozenset((*_THINKING, *LEGACY_NULLS, *_CARRIERS))
 document of any other type passes untouched."""
 
 _MEDIA_PARTS = ("image", "audio", "video", "document")
+# a retired binary part's member → the source it becomes, in order of preference
+_BINARY_SOURCES = (("url", "url"), ("data", "data"), ("id", "file"))
 _SUBAGENT_EVENTS = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _SUBAGENTS_SINCE = (0, 0, 58)  # the first version after the 0.0.57 era
 _PARTS_SINCE = (0, 0, 40)  # the first version after the 0.0.39 era
@@ -206,14 +208,14 @@ def _translate_parts(content: Any, origin: str, path: str, warn: Warn) -> None:
     if not isinstance(content, list):
         return
     for position, part in _entries(content):
-        if part.get("type") == "binary":
-            upgraded = _upgraded_binary(part)
-            if upgraded is None:
-                continue  # nothing to upgrade it to: enforcement strips it as unrecognised
-            content[position] = part = upgraded
-            warn(f"{origin} {path}/{position}: upgraded retired binary part to {part['type']!r}")
         if part.get("type") in _MEDIA_PARTS:
             _read_nulls(part, ("metadata",), origin, f"{path}/{position}", warn)
+        elif part.get("type") == "binary":
+            upgraded = _upgraded_binary(part)
+            if upgraded is not None:  # else enforcement strips it as unrecognised
+                content[position] = upgraded
+                kind = upgraded["type"]
+                warn(f"{origin} {path}/{position}: upgraded retired binary part to {kind!r}")
 
 
 def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:
@@ -222,12 +224,13 @@ def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:
     mime_type = part.get("mimeType")
     if not isinstance(mime_type, str):
         return None
-    for key, source_type in (("url", "url"), ("data", "data"), ("id", "file")):
-        value = part.get(key)
-        if isinstance(value, str):
-            break
-    else:
+    found = next(
+        ((kind, part[key]) for key, kind in _BINARY_SOURCES if isinstance(part.get(key), str)),
+        None,
+    )
+    if found is None:
         return None
+    source_type, value = found
     family = mime_type.partition("/")[0]
     upgraded: dict[str, Any] = {
         "type": family if family in ("image", "audio", "video") else "document",

@@ -45,8 +45,14 @@ EXPECTED_RULES = {
 }
 
 _ITEM_KINDS = ("text-message", "tool-call", "reasoning", "reasoning-message", "step", "subagent")
-_STREAMING_PAGES = ("basic/patterns/streaming", "events/text-messages", "events/tool-calls",
-                    "events/reasoning", "events/lifecycle", "events/subagents")
+_STREAMING_PAGES = (
+    "basic/patterns/streaming",
+    "events/text-messages",
+    "events/tool-calls",
+    "events/reasoning",
+    "events/lifecycle",
+    "events/subagents",
+)
 # Every rule a stream can be rejected for → the spec pages it comes from. For a fixture
 # that neither spells its rule nor has a pin above, a rejection matches when its rule is
 # filed under the fixture's specPage ("*": the schema's rules, which hold on every page).
@@ -154,7 +160,9 @@ def _run_fixture(path: Path, version: str | ModuleType, name: str | None) -> Fix
     return report
 
 
-def _check_verdict(fixture: dict[str, Any], expect: dict[str, Any], result: Result) -> Iterator[str]:
+def _check_verdict(
+    fixture: dict[str, Any], expect: dict[str, Any], result: Result
+) -> Iterator[str]:
     wanted = expect.get("outcome")
     if wanted is not None and wanted != result.outcome:
         yield f"outcome {result.outcome!r}, expected {wanted!r} ({result.violation})"
@@ -223,9 +231,7 @@ def _check_request(
 def _full_input(partial: dict[str, Any] | None, stream: list[Any]) -> dict[str, Any]:
     """Fixtures give only the input's interesting parts; the ids are those of the stream's
     first run, as the run this input requested."""
-    first = next(
-        (e for e in stream if isinstance(e, dict) and e.get("type") == "RUN_STARTED"), {}
-    )
+    first = next((e for e in stream if isinstance(e, dict) and e.get("type") == "RUN_STARTED"), {})
     return {
         "threadId": first.get("threadId", "conformance-thread"),
         "runId": first.get("runId", "conformance-run"),

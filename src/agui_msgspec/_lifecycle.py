@@ -356,7 +356,9 @@ class Lifecycle:
         parent_id = _optional(event.parent_message_id)
         if parent_id is None:
             return tag  # the reducer gives the call a message of its own
-        carrier = self._open[TEXT].get(parent_id, self._closed_owner[TEXT].get(parent_id, _NOT_OPEN))
+        carrier = self._open[TEXT].get(
+            parent_id, self._closed_owner[TEXT].get(parent_id, _NOT_OPEN)
+        )
         if carrier is _NOT_OPEN:
             self._closed_owner[TEXT][parent_id] = tag
             return tag

@@ -58,9 +58,7 @@ def _text_of(message: Any) -> str:
 class Reducer:
     """Holds messages and state; ``apply`` one verified event at a time."""
 
-    def __init__(
-        self, bindings: ModuleType, warn: Callable[[str], None], seed: Any = None
-    ) -> None:
+    def __init__(self, bindings: ModuleType, warn: Callable[[str], None], seed: Any = None) -> None:
         """``seed`` is the ``RunAgentInput`` Struct the run started from, already read."""
         self._b = bindings
         self._warn = warn
@@ -229,7 +227,9 @@ class Reducer:
     def _new_tool_call(self, event: Any) -> Any:
         # Without parentMessageId nothing names a carrier: the call gets an assistant message
         # of its own, under its id, rather than joining a message another turn or owner made.
-        parent_id = event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
+        parent_id = (
+            event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
+        )
         parent = self._by_id.get(parent_id)
         if parent is not None and tag_of(parent) != "assistant":
             self._warn(
