@@ -167,16 +167,28 @@ class Compatibility:
 
 
 def translate_input(
-    document: dict[str, Any], warn: Warn, origin: str = "input", path: str = ""
+    document: dict[str, Any],
+    warn: Warn,
+    origin: str = "input",
+    path: str = "",
+    *,
+    own: bool = False,
 ) -> None:
     """A ``RunAgentInput`` document's retired shapes, in place: its legacy nulls, and those of
-    its tools, resume entries and messages. Warnings name ``origin`` and the JSON Pointer."""
+    its tools, resume entries and messages. Warnings name ``origin`` and the JSON Pointer.
+
+    ``own``: the consumer's own input, whose binary parts are upgraded without a warning,
+    as the upgrade loses nothing (DEPRECATIONS.md: outbound, only lossy conversions warn).
+    """
     _read_nulls(document, ("forwardedProps",), origin, path, warn)
     for position, entry in _entries(document.get("tools")):
         _read_nulls(entry, ("parameters",), origin, f"{path}/tools/{position}", warn)
     for position, entry in _entries(document.get("resume")):
         _read_nulls(entry, ("payload",), origin, f"{path}/resume/{position}", warn)
-    _translate_messages(document.get("messages"), origin, f"{path}/messages", warn)
+    announce = _silent if own else warn
+    for position, message in _entries(document.get("messages")):
+        where = f"{path}/messages/{position}/content"
+        _translate_parts(message.get("content"), origin, where, warn, announce)
 
 
 def flatten_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) -> None:
@@ -204,7 +216,15 @@ def _translate_messages(messages: Any, origin: str, path: str, warn: Warn) -> No
         _translate_parts(message.get("content"), origin, f"{path}/{position}/content", warn)
 
 
-def _translate_parts(content: Any, origin: str, path: str, warn: Warn) -> None:
+def _silent(_message: str) -> None:
+    pass
+
+
+def _translate_parts(
+    content: Any, origin: str, path: str, warn: Warn, announce: Warn | None = None
+) -> None:
+    """Parts in place: legacy null metadata read as absent (``warn``), binary parts upgraded
+    (``announce``, by default ``warn`` too)."""
     if not isinstance(content, list):
         return
     for position, part in _entries(content):
@@ -215,7 +235,9 @@ def _translate_parts(content: Any, origin: str, path: str, warn: Warn) -> None:
             if upgraded is not None:  # else enforcement strips it as unrecognised
                 content[position] = upgraded
                 kind = upgraded["type"]
-                warn(f"{origin} {path}/{position}: upgraded retired binary part to {kind!r}")
+                (announce or warn)(
+                    f"{origin} {path}/{position}: upgraded retired binary part to {kind!r}"
+                )
 
 
 def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:

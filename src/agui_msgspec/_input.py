@@ -89,7 +89,7 @@ def read_input(
         document = msgspec.json.decode(msgspec.json.encode(document))
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
         raise MalformedEvent("malformed-input", f"input is not JSON: {exc}") from None
-    translate_input(document, warn)  # the compatibility boundary sees it first
+    translate_input(document, warn, own=True)  # the compatibility boundary sees it first
     enforcer = Enforcer(bindings, warn)
     cleaned = enforcer.clean(document, bindings.RunAgentInput, "input")
     if not isinstance(cleaned, dict):
