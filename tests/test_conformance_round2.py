@@ -619,6 +619,18 @@ def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
     assert any("DROPS non-text parts" in w for w in warnings)
 
 
+def test_a_peer_from_before_subagents_gets_no_attribution_in_its_input() -> None:
+    assistant = {"id": "a1", "role": "assistant", "content": "x", "subagentRunId": "s0"}
+    given = {"threadId": "t", "runId": "r", "messages": [assistant]}
+    for peer, kept in (("0.0.57", False), ("0.0.58", True)):
+        warnings: list[str] = []
+        request = msgspec.to_builtins(
+            agui.prepare_input(given, peer_version=peer, warn=warnings.append)
+        )
+        assert ("subagentRunId" in request["messages"][0]) is kept
+        assert bool(warnings) is not kept
+
+
 def test_a_peer_with_content_parts_gets_them() -> None:
     warnings: list[str] = []
     given = binary_input(IMAGE)

@@ -20,9 +20,10 @@ documents or a peer's era needs a shim on every event.
 Era shims, for a peer known to speak an older version (``peer_version``):
 
 - up to 0.0.57 (before subagents): its ``SUBAGENT_*`` events are dropped with a
-  warning, and ``subagentRunId`` is removed from what it sends;
+  warning, and ``subagentRunId`` is removed from what it sends and, outgoing,
+  from its input's messages (``downgrade_for_peer``);
 - up to 0.0.39 (before content parts): outgoing message content is flattened
-  to text, with a warning when a part is lost (``flatten_for_peer``).
+  to text, with a warning when a part is lost (``downgrade_for_peer``).
 """
 
 from __future__ import annotations
@@ -191,10 +192,21 @@ def translate_input(
         _translate_parts(message.get("content"), origin, where, warn, announce)
 
 
-def flatten_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) -> None:
-    """The 0.0.39 shim, for outgoing input: a peer from before content parts gets each
-    message's text parts joined into a string; a lost part is announced, never replaced."""
-    if parse_peer_version(peer_version) >= _PARTS_SINCE:
+def downgrade_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) -> None:
+    """The era shims for outgoing input, in place. A peer from before subagents (0.0.57)
+    gets no ``subagentRunId`` on its messages; one from before content parts (0.0.39) gets
+    each message's text parts joined into a string. A loss is announced, never replaced."""
+    peer = parse_peer_version(peer_version)
+    if peer < _SUBAGENTS_SINCE:
+        stripped = [m for _, m in _entries(document.get("messages")) if "subagentRunId" in m]
+        for message in stripped:
+            del message["subagentRunId"]
+        if stripped:
+            warn(
+                f"input /messages: the peer speaks {peer_version}, from before subagents; "
+                f"removed subagentRunId from {len(stripped)} message(s)"
+            )
+    if peer >= _PARTS_SINCE:
         return
     for position, message in _entries(document.get("messages")):
         content = message.get("content")

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from agui_msgspec._compat import flatten_for_peer, translate_input
+from agui_msgspec._compat import downgrade_for_peer, translate_input
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
@@ -63,7 +63,7 @@ def prepare_input(
         else:
             document["protocolVersion"] = declared
         if peer_version is not None:
-            flatten_for_peer(document, peer_version, report)
+            downgrade_for_peer(document, peer_version, report)
 
     prepared = read_input(input, bindings, report, adjust=outgoing)
     _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
