@@ -1,9 +1,9 @@
 """The upstream consumer-conformance fixtures, and the runner that judges them.
 
 Every fixture in ``shared/agui/conformance/1.1/streams`` (format: ../FORMAT.md)
-runs through ``run_fixture``. Normative fixtures must pass; ``era-*`` fixtures
-test optional shims for pre-1.0 peers and are reported on their own, an
-unsupported one as a non-strict xfail. The runner is tested too: a fixture whose
+runs through ``run_fixture``. Normative fixtures must pass, and so must the
+``era-*`` fixtures, which test shims for pre-1.0 peers and are consumed with the
+peer version they pin. The runner is tested too: a fixture whose
 expectation the consumer does not meet must be reported as failed, and the
 ``agui-msgspec conformance`` command must say so in its last line and exit code.
 """
@@ -43,10 +43,9 @@ def test_normative_fixture_passes(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", fixtures(era=True))
-def test_era_fixture(path: Path) -> None:
+def test_era_fixture_passes_with_the_peer_version_it_pins(path: Path) -> None:
     report = run_fixture(path)
-    if not report.passed:
-        pytest.xfail("optional pre-1.0 shim: " + "; ".join(report.problems))
+    assert report.passed, "; ".join(report.problems)
 
 
 # --- the runner can fail ---------------------------------------------------------------------
