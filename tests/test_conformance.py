@@ -180,7 +180,7 @@ def test_cli_on_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     assert last_line(out) == f"{len(normative) - len(prose)} passed, 0 failed"
     assert code == 0
     corpus = run_corpus(STREAMS)
-    assert sorted(corpus.prose) == sorted(p.stem for p in prose)
+    assert sorted(report.name for report in corpus.prose) == sorted(p.stem for p in prose)
 
 
 # --- the runner judges rejections by what the fixture names (issue 13, item 12) -----------
@@ -296,3 +296,24 @@ def test_an_era_fixture_is_consumed_with_the_peer_version_it_pins(tmp_path: Path
     assert run_fixture(path).passed
     modern = write_fixture(tmp_path, "era-new", expect, stream)
     assert not run_fixture(modern).passed
+
+
+def test_an_admitted_gap_is_reported_by_its_path_with_the_reading_it_follows(
+    tmp_path: Path,
+) -> None:
+    stream = [
+        STREAM[0],
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        STREAM[-1],
+    ]
+    fixture = {
+        "name": "unknown-enum-value-role-fatal",
+        "description": "ADMITTED GAP: pinned",
+        "stream": stream,
+        "expect": {"outcome": "failed"},
+    }
+    (tmp_path / "renamed.json").write_text(json.dumps(fixture), encoding="utf-8")
+    lines = list(run_corpus(tmp_path).lines())
+    assert lines[0].startswith("FOLLOWS SPEC PROSE renamed: accepted: an unrecognised value")
+    assert lines[-1] == "0 passed, 0 failed"
