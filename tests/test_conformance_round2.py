@@ -6,9 +6,11 @@ and each rule has its violating counterpart, rejected at the right index.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -474,15 +476,19 @@ def test_minted_thinking_ids_differ_between_runs_of_a_thread() -> None:
     assert len({m["id"] for m in thoughts}) == 2
 
 
-def test_second_turn_through_one_http_agent_keeps_its_own_reasoning() -> None:
-    """Two runs of one thread through one HttpAgent, the producer sending THINKING_* both
-    times: the second run's reasoning is a message of its own, and among its new messages."""
+@contextlib.contextmanager
+def loopback_agent(
+    answer: list[dict[str, Any]], requests: list[dict[str, Any]]
+) -> Iterator[agui.HttpAgent]:
+    """An agent on 127.0.0.1 answering every request with ``answer`` between the boundary
+    events of the requested run; the request bodies land in ``requests``."""
 
     class Agent(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append(body)
             ids = {"threadId": body["threadId"], "runId": body["runId"]}
-            events = [{"type": "RUN_STARTED", **ids}, *THINKING, {"type": "RUN_FINISHED", **ids}]
+            events = [{"type": "RUN_STARTED", **ids}, *answer, {"type": "RUN_FINISHED", **ids}]
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
@@ -495,19 +501,50 @@ def test_second_turn_through_one_http_agent_keeps_its_own_reasoning() -> None:
     serving = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     serving.start()
     try:
-        agent = agui.HttpAgent(f"http://127.0.0.1:{server.server_address[1]}")
+        yield agui.HttpAgent(f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join(timeout=5)
+
+
+def test_second_turn_through_one_http_agent_keeps_its_own_reasoning() -> None:
+    """Two runs of one thread through one HttpAgent, the producer sending THINKING_* both
+    times: the second run's reasoning is a message of its own, and among its new messages."""
+    with loopback_agent(THINKING, []) as agent:
         user = {"id": "u1", "role": "user", "content": "think"}
         first = agent.run_sync({"threadId": "t1", "runId": "r1", "messages": [user]})
         again = {"id": "u2", "role": "user", "content": "again"}
         history = [*first.messages, again]
         second = agent.run_sync({"threadId": "t1", "runId": "r2", "messages": history})
-    finally:
-        server.shutdown()
-        server.server_close()
-        serving.join(timeout=5)
     (new,) = second.new_messages
     assert (tag_of(new), new.content) == ("reasoning", "thought")
     assert [m.content for m in second.messages if tag_of(m) == "reasoning"] == ["thought"] * 2
+
+
+def test_http_agent_talks_down_to_a_peer_of_the_version_it_is_given() -> None:
+    requests: list[dict[str, Any]] = []
+    with loopback_agent(SUBAGENT_RUN[1:-1], requests) as agent:
+        agent.peer_version = "0.0.39"
+        given = binary_input(IMAGE)
+        result = agent.run_sync(given)
+        agent.peer_version = None
+        modern = agent.run_sync(given)
+    old, new = requests
+    assert "protocolVersion" not in old
+    assert old["messages"][0]["content"] == "Describe it."
+    assert any("DROPS non-text parts" in w for w in result.warnings)
+    assert any("dropping SUBAGENT_STARTED" in w for w in result.warnings)
+    assert {tag_of(m) for m in result.new_messages} == {"assistant"}
+    assert "subagentRunId" not in msgspec.to_builtins(result.new_messages[0])
+    assert new["protocolVersion"] == "1.1"
+    assert new["messages"][0]["content"][1] == IMAGE
+    assert msgspec.to_builtins(modern.new_messages[0])["subagentRunId"] == "s1"
+
+
+def test_http_agent_refuses_an_unreadable_peer_version() -> None:
+    with pytest.raises(agui.UsageError):
+        agui.HttpAgent("http://127.0.0.1:1/agent", peer_version="old")
 
 
 # --- 7. ACTIVITY_SNAPSHOT with replace: false leaves any existing message (events/activity)

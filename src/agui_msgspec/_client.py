@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from agui_msgspec._compat import parse_peer_version
 from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._input import prepare_input
@@ -107,7 +108,9 @@ class HttpAgent:
     to ``client`` too. ``max_event_size`` bounds one event (bytes). Pass
     ``client`` to share a connection pool, or to bring auth, proxies or a mock
     transport; the agent never closes a client it was given, and makes (and
-    closes) one per run otherwise.
+    closes) one per run otherwise. ``peer_version`` is the protocol version of an
+    agent known to speak an older one: the era shims it needs run both ways (README,
+    "Older peers").
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class HttpAgent:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         client: httpx.AsyncClient | None = None,
         on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
     ) -> None:
         try:
             import httpx  # noqa: PLC0415
@@ -136,6 +140,9 @@ class HttpAgent:
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
+        if peer_version is not None:
+            parse_peer_version(peer_version)  # likewise
+        self.peer_version = peer_version
         self.url = url
         self.version = version
         self.headers = httpx.Headers(headers)
@@ -186,11 +193,19 @@ class RunStream:
             input.get("threadId") if isinstance(input, dict) else getattr(input, "thread_id", None)
         )
         interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
-        prepared = prepare_input(input, agent.version, self._warn, interrupts=interrupts)
+        prepared = prepare_input(
+            input,
+            agent.version,
+            self._warn,
+            peer_version=agent.peer_version,
+            interrupts=interrupts,
+        )
         self._thread_id: str = prepared.thread_id
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
-        self._consumer = Consumer(agent.version, on_warning=self._warn, input=prepared)
+        self._consumer = Consumer(
+            agent.version, on_warning=self._warn, input=prepared, peer_version=agent.peer_version
+        )
         self._reader = SSEReader(agent.max_event_size)
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
