@@ -23,7 +23,7 @@ from agui_msgspec._compat import DROPPED, Compatibility
 from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
-from agui_msgspec._input import read_input
+from agui_msgspec._input import typed_input
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
 from agui_msgspec._reduce import Reducer
 from agui_msgspec._transports import (
@@ -102,7 +102,7 @@ class Consumer:
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
         # The same reading as outgoing input: what the version does not know is stripped.
-        seed = None if input is None else read_input(input, self.bindings, self._warn)
+        seed = None if input is None else typed_input(input, self.bindings, self._warn)
         self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
         self._reducer = Reducer(self.bindings, self._warn, seed)
         self._index = 0
