@@ -688,11 +688,30 @@ def test_an_unreadable_peer_version_is_a_usage_error(peer: str) -> None:
 # leaves room")
 
 
-def test_run_started_input_echo_does_not_join_the_conversation() -> None:
-    echoed = binary_input()
-    result = accepted(run({**START, "input": echoed}, FINISH))
-    assert result.messages == []
-    assert msgspec.to_builtins(result.events[0])["input"]["messages"][0]["id"] == "u1"
+def test_run_started_input_echo_brings_the_messages_a_consumer_lacks() -> None:
+    echoed = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [
+            {"id": "u0", "role": "user", "content": "the echo's copy"},
+            {"id": "u1", "role": "user", "content": "asked"},
+        ],
+    }
+    held = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u0", "role": "user", "content": "mine"}],
+    }
+    result = accepted(
+        run({**START, "input": echoed}, text("START", "m1"), text("END", "m1"), FINISH, input=held)
+    )
+    assert [(m["id"], m.get("content")) for m in as_dicts(result.messages)] == [
+        ("u0", "mine"),  # held: the consumer's own copy stands
+        ("u1", "asked"),  # lacked: joins, before what the run streams
+        ("m1", ""),
+    ]
+    observer = accepted(run({**START, "input": echoed}, FINISH))  # made no request at all
+    assert [m["id"] for m in as_dicts(observer.messages)] == ["u0", "u1"]
 
 
 def test_tool_call_without_parent_message_gets_a_message_of_its_own() -> None:

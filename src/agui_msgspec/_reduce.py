@@ -93,7 +93,7 @@ class Reducer:
             "REASONING_MESSAGE_CONTENT": self._thought_content,
             "REASONING_MESSAGE_END": self._thought_end,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "RUN_STARTED": self._end_streams,
+            "RUN_STARTED": self._run_started,
             "RUN_ERROR": self._end_streams,
             "STATE_SNAPSHOT": self._state_snapshot,
             "STATE_DELTA": self._state_delta,
@@ -147,6 +147,18 @@ class Reducer:
         self._text.clear()
         self._thoughts.clear()
         self._args.clear()
+
+    def _run_started(self, event: Any, index: int) -> None:
+        """A new run: what streamed ends, and the messages of an echoed input that this
+        consumer does not hold join the conversation, in order (basic/run-input: the echo
+        lets "a consumer that did not make the request" see what the agent was asked)."""
+        self._end_streams(event, index)
+        echoed = event.input
+        if echoed is UNSET:
+            return
+        for message in echoed.messages:
+            if message.id not in self._by_id:
+                self._add(_own_copy(message))
 
     def _flush_all(self) -> None:
         for streams in (self._text, self._thoughts):
