@@ -239,11 +239,6 @@ class Lifecycle:
             self._track(event, event_type, item, index)
         elif event_type == "TOOL_CALL_RESULT":
             self._unanswered.pop(event.tool_call_id, None)  # type: ignore[attr-defined]
-        elif event_type == "MESSAGES_SNAPSHOT" and self._unanswered:
-            for message in event.messages:  # type: ignore[attr-defined]
-                tool_call_id = getattr(message, "tool_call_id", None)
-                if isinstance(tool_call_id, str):  # a tool message: the call is answered
-                    self._unanswered.pop(tool_call_id, None)
         self.state = target
         return None
 
@@ -408,11 +403,14 @@ class Lifecycle:
 
     def _restate(self, event: Any) -> None:
         """A MESSAGES_SNAPSHOT establishes the owner of each message it restates, and of the
-        tool calls they carry (events/state); what is open keeps its opener's owner."""
+        tool calls they carry (events/state); what is open keeps its opener's owner. A tool
+        message in it answers its call."""
         closed = self._closed_owner
         for message in event.messages:
             owner = _optional(getattr(message, "subagent_run_id", UNSET))
             role = tag_of(message)
+            if role == "tool":  # a tool message: the call it names is answered
+                self._unanswered.pop(message.tool_call_id, None)
             if role == "activity":
                 self._activity_owner[message.id] = owner
                 continue
