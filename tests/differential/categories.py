@@ -1,0 +1,469 @@
+"""The table of disagreements between agui_msgspec and @ag-ui/client 1.0.0.
+
+Each row is a category: a classifier (a predicate over the stream and both results),
+the fields of the comparison it accounts for, the spec sentence that decides it
+(docs/spec/1.1 in ag-ui-protocol/ag-ui, page named), and which side the spec favours.
+A disagreement is accounted for when the rows whose classifier holds together cover
+every field on which the two sides differ; anything else fails the run.
+
+Rows that say "spec favours the reference client" are bugs in our consumer. One with
+`expected_fix` set is a known bug already routed (it is reported, and fails the run only
+under `--strict`); any other such row fails the run. Once the fix lands, `expected_fix`
+is removed and the row must stay empty.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from compare import FIELDS, View, canonical
+from corpus import Case
+
+FAVOURS_US = "spec favours us"
+FAVOURS_REFERENCE = "spec favours the reference client"
+SILENT = "spec silent"
+
+ALL = frozenset(FIELDS)
+
+
+@dataclass
+class Disagreement:
+    case: Case
+    ours: View
+    ref: View
+    fields: list[str]
+
+    def event(self, index: int | None) -> Any:
+        if index is None or not 0 <= index < len(self.case.stream):
+            return None
+        return self.case.stream[index]
+
+    def first_rejection(self) -> tuple[str, int | None] | None:
+        """Which side rejected first ("ours", "ref" or "both") and at which event.
+
+        A rejection at the end of the stream (index None) comes after every event.
+        """
+        end = len(self.case.stream)
+
+        def at(view: View) -> int | None:
+            if view.verdict != "rejected":
+                return None
+            return end if view.index is None else view.index
+
+        mine, theirs = at(self.ours), at(self.ref)
+        if mine is None and theirs is None:
+            return None
+        if theirs is None or (mine is not None and mine < theirs):
+            return "ours", self.ours.index
+        if mine is None or theirs < mine:
+            return "ref", self.ref.index
+        return "both", self.ours.index
+
+    def summary(self) -> dict[str, Any]:
+        def side(v: View) -> dict[str, Any]:
+            return {
+                "verdict": v.verdict,
+                "index": v.index,
+                "detail": v.detail[:300],
+                "types": v.types,
+                "messages": v.messages,
+                "state": v.state,
+                "runs": v.runs,
+                "warnings": v.warnings[:6],
+            }
+
+        return {
+            "case": self.case.id,
+            "origin": self.case.origin,
+            "mutations": self.case.mutations,
+            "fields": self.fields,
+            "stream": self.case.stream,
+            "input": self.case.input,
+            "ours": side(self.ours),
+            "reference": side(self.ref),
+        }
+
+    def describe(self) -> str:
+        """The stream one event a line, then each side's result: enough to replay it by hand."""
+        lines = [self.case.describe(), f"  differs in: {', '.join(self.fields)}"]
+        lines += [
+            f"  {i:3} {json.dumps(e, ensure_ascii=False)[:200]}"
+            for i, e in enumerate(self.case.stream)
+        ]
+        for name, view in (("ours", self.ours), ("reference", self.ref)):
+            detail = " ".join(view.detail.split())[:200]
+            lines.append(f"  {name}: {view.verdict} at {view.index} {detail}")
+            lines.append(f"    types    {view.types}")
+            lines.append(f"    messages {json.dumps(view.messages, ensure_ascii=False)[:400]}")
+            lines.append(f"    state    {json.dumps(view.state, ensure_ascii=False)[:200]}")
+            lines.append(f"    runs     {view.runs}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    favours: str
+    page: str  # under docs/spec/1.1
+    sentence: str  # quoted from that page (or the registry it points to)
+    explains: frozenset[str]
+    test: Callable[[Disagreement], bool]
+    expected_fix: str = ""  # for rows favouring the reference client: what empties them
+
+
+# --- helpers for the classifiers --------------------------------------------------------
+
+
+def _zod_issues(view: View) -> list[dict[str, Any]]:
+    """The issues of a zod validation error, as the client reports them."""
+    if not view.detail.startswith("ZodError: "):
+        return []
+    try:
+        issues = json.loads(view.detail[len("ZodError: ") :])
+    except ValueError:
+        return []
+    return [i for i in issues if isinstance(i, dict)] if isinstance(issues, list) else []
+
+
+def _at(value: Any, path: list[Any]) -> Any:
+    for step in path:
+        if (isinstance(value, dict) and isinstance(step, str) and step in value) or (
+            isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value)
+        ):
+            value = value[step]
+        else:
+            return _ABSENT
+    return value
+
+
+_ABSENT = object()
+
+
+def _ref_first(d: Disagreement) -> int | None:
+    """The event the client rejected, when it rejected first (not later than ours)."""
+    first = d.first_rejection()
+    if first is None or first[0] == "ours":
+        return None
+    return d.ref.index
+
+
+def _ours_first(d: Disagreement) -> int | None:
+    first = d.first_rejection()
+    if first is None or first[0] == "ref":
+        return None
+    return d.ours.index
+
+
+def _walk(value: Any) -> Any:
+    yield value
+    if isinstance(value, dict):
+        for member in value.values():
+            yield from _walk(member)
+    elif isinstance(value, list):
+        for member in value:
+            yield from _walk(member)
+
+
+# --- the classifiers --------------------------------------------------------------------
+
+
+def truncated_read_as_success(d: Disagreement) -> bool:
+    return d.ours.detail == "truncated" and d.ours.index is None and d.ref.verdict == "accepted"
+
+
+def unknown_closed_value_fatal(d: Disagreement) -> bool:
+    """The client rejected a string it does not know in a closed set, which ours stripped."""
+    index = _ref_first(d)
+    event = d.event(index)
+    for issue in _zod_issues(d.ref):
+        if issue.get("code") != "invalid_value":
+            continue
+        value = _at(event, issue.get("path", []))
+        if isinstance(value, str) and value not in issue.get("values", []):
+            return True
+    return False
+
+
+def non_string_type(d: Disagreement) -> bool:
+    """Ours rejected an event whose `type` is not a string; the client dropped it as unknown."""
+    index = _ours_first(d)
+    event = d.event(index)
+    return (
+        d.ours.detail == "malformed-event"
+        and isinstance(event, dict)
+        and not isinstance(event.get("type"), str)
+    )
+
+
+RETIRED_NULLS = {"rawEvent", "result", "forwardedProps", "parameters", "payload", "metadata"}
+
+
+def retired_null_rejected(d: Disagreement) -> bool:
+    """Ours rejected a `null` the deprecation registry lists; the client translated it."""
+    index = _ours_first(d)
+    event = d.event(index)
+    if d.ours.detail != "malformed-event" or not isinstance(event, dict):
+        return False
+    nulls = {
+        key
+        for node in _walk(event)
+        if isinstance(node, dict)
+        for key, value in node.items()
+        if value is None
+    }
+    converted = any("Converting deprecated" in w and ": null" in w for w in d.ref.warnings)
+    return bool(nulls & RETIRED_NULLS) and converted
+
+
+def binary_part_stripped(d: Disagreement) -> bool:
+    return any(
+        isinstance(node, dict) and node.get("type") == "binary"
+        for node in _walk([d.case.stream, d.case.input])
+    )
+
+
+def thinking_start_own_id(d: Disagreement) -> bool:
+    """THINKING_START carrying its own messageId: ours closed a span it never opened."""
+    index = _ours_first(d)
+    return d.ours.detail == "reasoning-not-open" and any(
+        isinstance(e, dict) and e.get("type") == "THINKING_START" and "messageId" in e
+        for e in d.case.stream[: (index or 0) + 1]
+    )
+
+
+def _untagged(value: Any) -> bool:
+    """Some object inside lacks a string union tag (missing, null, a number...)."""
+    return any(
+        isinstance(node, dict)
+        and (
+            any(tag in node and not isinstance(node[tag], str) for tag in ("type", "role", "op"))
+            or not any(tag in node for tag in ("type", "role", "op"))
+        )
+        for node in _walk(value)
+    )
+
+
+def malformed_tag_stripped(d: Disagreement) -> bool:
+    """Ours rejected a union member without a string tag; the client stripped it as unknown."""
+    index = _ours_first(d)
+    event = d.event(index)
+    if d.ours.detail != "malformed-event" or not isinstance(event, dict):
+        return False
+    for warning in d.ref.warnings:
+        if not warning.startswith("[ag-ui][enforce] Removed unrecognised material at '"):
+            continue
+        pointer = warning.split("'")[1]
+        steps: list[Any] = [int(s) if s.isdigit() else s for s in pointer.split("/")[1:]]
+        if _untagged(_at(event, steps)):
+            return True
+    return False
+
+
+def tool_call_without_parent(d: Disagreement) -> bool:
+    """A tool call naming no parent message: the client makes it a message of its own."""
+    orphans = {
+        e.get("toolCallId")
+        for e in d.case.stream
+        if isinstance(e, dict)
+        and e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
+        and not isinstance(e.get("parentMessageId"), str)
+    }
+    return any(i in orphans for i in _ids(d.ref.messages) if isinstance(i, str))
+
+
+def text_into_other_message(d: Disagreement) -> bool:
+    """Streamed text naming a message of another kind: ours keeps it out, the client appends."""
+    return any("cannot take streamed text" in w for w in d.ours.warnings)
+
+
+def _ids(messages: Any) -> list[Any]:
+    return (
+        [m.get("id") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    )
+
+
+def tool_result_placement(d: Disagreement) -> bool:
+    """The same messages in another order: the client files a tool result under its call."""
+    has_result = any(
+        isinstance(e, dict) and e.get("type") == "TOOL_CALL_RESULT" for e in d.case.stream
+    )
+    ours = sorted(canonical(m) for m in d.ours.messages or [])
+    ref = sorted(canonical(m) for m in d.ref.messages or [])
+    return has_result and ours == ref
+
+
+def tool_result_repeated_id(d: Disagreement) -> bool:
+    """A TOOL_CALL_RESULT reusing a message id: ours replaces that message, the client adds another."""
+    ids = [i for i in _ids(d.ref.messages) if isinstance(i, str)]
+    repeated = {i for i in ids if ids.count(i) > 1}
+    return any(
+        isinstance(e, dict)
+        and e.get("type") == "TOOL_CALL_RESULT"
+        and isinstance(e.get("messageId"), str)
+        and e["messageId"] in repeated
+        for e in d.case.stream
+    )
+
+
+def retired_thinking_out_of_shape(d: Disagreement) -> bool:
+    """A retired THINKING_* event out of its old shape: a THINKING_TEXT_MESSAGE_* carrying a
+    messageId, a THINKING_START whose messageId is no string, or a thinking message
+    continued that no THINKING_TEXT_MESSAGE_START opened."""
+    opened = False
+    for e in d.case.stream:
+        kind = str(e.get("type", "")) if isinstance(e, dict) else ""
+        if kind.startswith("THINKING_TEXT_MESSAGE_") and "messageId" in e:
+            return True
+        if kind == "THINKING_START" and "messageId" in e and not isinstance(e["messageId"], str):
+            return True
+        if kind == "THINKING_TEXT_MESSAGE_START":
+            opened = True
+        elif kind in ("THINKING_TEXT_MESSAGE_CONTENT", "THINKING_TEXT_MESSAGE_END") and not opened:
+            return True
+        if kind == "THINKING_TEXT_MESSAGE_END":
+            opened = False
+    return False
+
+
+CATEGORIES: list[Category] = [
+    Category(
+        name="truncated-read-as-success",
+        favours=FAVOURS_US,
+        page="basic/transports/index",
+        sentence=(
+            "A truncated run has no outcome. A consumer MUST NOT synthesize a `RUN_FINISHED` "
+            "for it and MUST NOT report it as having succeeded"
+        ),
+        explains=frozenset({"verdict", "runs"}),
+        test=truncated_read_as_success,
+    ),
+    Category(
+        name="unknown-closed-set-value-fatal",
+        favours=FAVOURS_US,
+        page="basic/processing",
+        sentence=(
+            "A property that is not described on an event MUST NOT abort the run. [...] a field "
+            "whose schema is a closed set of string values [...] is checked as a leaf, so an "
+            "unrecognised value there is fatal rather than stripped. [...] both are gaps "
+            "against it"
+        ),
+        explains=ALL,
+        test=unknown_closed_value_fatal,
+    ),
+    Category(
+        name="non-string-event-type",
+        favours=FAVOURS_US,
+        page="basic/processing",
+        sentence=(
+            "A field the protocol DOES describe, carrying a value the schema rejects, MUST be "
+            "fatal: the consumer MUST fail the run rather than repair, coerce or ignore the value."
+        ),
+        explains=ALL,
+        test=non_string_type,
+    ),
+    Category(
+        name="retired-null-rejected",
+        favours=FAVOURS_REFERENCE,
+        page="basic/versioning (and the registry DEPRECATIONS.md it requires)",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement rather than drop "
+            "it. (DEPRECATIONS.md: `rawEvent: null` on an event — omit the field.)"
+        ),
+        explains=ALL,
+        test=retired_null_rejected,
+        expected_fix="conf, issue 13 item 3",
+    ),
+    Category(
+        name="retired-binary-part-stripped",
+        favours=FAVOURS_REFERENCE,
+        page="basic/versioning (and the registry DEPRECATIONS.md it requires)",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement rather than drop "
+            'it. (DEPRECATIONS.md: `{ type: "binary" }` input content part — the media parts.)'
+        ),
+        explains=frozenset({"messages"}),
+        test=binary_part_stripped,
+        expected_fix="conf, issue 13 item 4",
+    ),
+    Category(
+        name="thinking-start-own-message-id",
+        favours=FAVOURS_REFERENCE,
+        page="basic/versioning",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement rather than drop "
+            "it. [...] A downgrade selected by version MUST be a pure transformation of the "
+            "stream. It MUST NOT change the run's outcome, alter identifiers, or reorder events."
+        ),
+        explains=ALL,
+        test=thinking_start_own_id,
+        expected_fix="conf, issue 13 item 5",
+    ),
+    Category(
+        name="malformed-union-tag-stripped",
+        favours=FAVOURS_US,
+        page="basic/processing",
+        sentence=(
+            "A field the protocol DOES describe, carrying a value the schema rejects, MUST be "
+            "fatal [...] `messageId` holding a number is not a newer protocol; it is a defect"
+        ),
+        explains=ALL,
+        test=malformed_tag_stripped,
+    ),
+    Category(
+        name="tool-result-placement",
+        favours=SILENT,
+        page="events/tool-calls",
+        sentence="(where a tool result's message is placed in the list is not stated)",
+        explains=frozenset({"messages"}),
+        test=tool_result_placement,
+    ),
+    Category(
+        name="tool-result-repeated-message-id",
+        favours=SILENT,
+        page="basic/index",
+        sentence=(
+            "(message ids are unique within a thread; what a consumer does with a "
+            "TOOL_CALL_RESULT repeating one is not stated)"
+        ),
+        explains=frozenset({"messages"}),
+        test=tool_result_repeated_id,
+    ),
+    Category(
+        name="retired-thinking-message-out-of-shape",
+        favours=SILENT,
+        page="basic/versioning",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement rather than drop "
+            "it. (the retired THINKING_TEXT_MESSAGE_* events carried no messageId and came "
+            "inside their own START/END; how to translate one that does not is not stated)"
+        ),
+        explains=ALL,
+        test=retired_thinking_out_of_shape,
+    ),
+    Category(
+        name="tool-call-without-parent",
+        favours=SILENT,
+        page="events/tool-calls",
+        sentence=(
+            "(`parentMessageId` is optional; which message holds a call that names none is "
+            "not stated: ours files it under the latest assistant message, the client makes "
+            "a new assistant message with the call's id)"
+        ),
+        explains=frozenset({"messages"}),
+        test=tool_call_without_parent,
+    ),
+    Category(
+        name="text-into-non-text-message",
+        favours=SILENT,
+        page="basic/index",
+        sentence=(
+            "(message ids are unique within a thread; what a consumer does with text streamed "
+            "under the id of a reasoning, tool or activity message is not stated)"
+        ),
+        explains=frozenset({"messages"}),
+        test=text_into_other_message,
+    ),
+]
