@@ -228,7 +228,7 @@ def binary_part_stripped(d: Disagreement) -> bool:
 def thinking_start_own_id(d: Disagreement) -> bool:
     """THINKING_START carrying its own messageId: ours closed a span it never opened."""
     index = _ours_first(d)
-    return d.ours.detail == "reasoning-not-open" and any(
+    return d.ours.detail.startswith("reasoning-") and any(
         isinstance(e, dict) and e.get("type") == "THINKING_START" and "messageId" in e
         for e in d.case.stream[: (index or 0) + 1]
     )
@@ -309,22 +309,140 @@ def tool_result_repeated_id(d: Disagreement) -> bool:
 
 
 def retired_thinking_out_of_shape(d: Disagreement) -> bool:
-    """A retired THINKING_* event out of its old shape: a THINKING_TEXT_MESSAGE_* carrying a
-    messageId, a THINKING_START whose messageId is no string, or a thinking message
-    continued that no THINKING_TEXT_MESSAGE_START opened."""
-    opened = False
+    """A retired THINKING_* event out of its old shape: a messageId on any but
+    THINKING_START (or a non-string one there), a thinking message continued that no
+    THINKING_TEXT_MESSAGE_START opened, a THINKING_END with no THINKING_START."""
+    message_open = span_open = False
     for e in d.case.stream:
         kind = str(e.get("type", "")) if isinstance(e, dict) else ""
-        if kind.startswith("THINKING_TEXT_MESSAGE_") and "messageId" in e:
+        if not kind.startswith("THINKING_"):
+            continue
+        if "messageId" in e and (kind != "THINKING_START" or not isinstance(e["messageId"], str)):
             return True
-        if kind == "THINKING_START" and "messageId" in e and not isinstance(e["messageId"], str):
+        if (
+            kind in ("THINKING_TEXT_MESSAGE_CONTENT", "THINKING_TEXT_MESSAGE_END")
+            and not message_open
+        ):
             return True
-        if kind == "THINKING_TEXT_MESSAGE_START":
-            opened = True
-        elif kind in ("THINKING_TEXT_MESSAGE_CONTENT", "THINKING_TEXT_MESSAGE_END") and not opened:
+        if kind == "THINKING_END" and not span_open:
             return True
-        if kind == "THINKING_TEXT_MESSAGE_END":
-            opened = False
+        message_open = kind in ("THINKING_TEXT_MESSAGE_START", "THINKING_TEXT_MESSAGE_CONTENT")
+        span_open = kind != "THINKING_END"
+    return False
+
+
+def tool_call_owner_differs(d: Disagreement) -> bool:
+    """A tool call tagged with another owner than the message holding it: the client rejects."""
+    return "does not match its parent message" in d.ref.detail
+
+
+def _without_empty_content(messages: Any) -> list[str]:
+    return [
+        canonical({k: v for k, v in m.items() if k != "content" or v != ""})
+        if isinstance(m, dict)
+        else canonical(m)
+        for m in (messages if isinstance(messages, list) else [])
+    ]
+
+
+def empty_content_on_reopen(d: Disagreement) -> bool:
+    """An assistant message made by a tool call, then opened for text: ours gives it `content:
+    ""`, the client leaves content absent until text arrives."""
+    return "messages" in d.fields and _without_empty_content(
+        d.ours.messages
+    ) == _without_empty_content(d.ref.messages)
+
+
+def tool_args_inherit_attribution(d: Disagreement) -> bool:
+    """Issue 13 item 1: ours calls a tool call's continuation, tagged as the message holding
+    the call, a mismatch; the client lets the call inherit the message's owner."""
+    return (
+        _ours_first(d) is not None
+        and d.ours.detail == "attribution-mismatch"
+        and any(
+            isinstance(e, dict)
+            and e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
+            and "subagentRunId" not in e
+            and isinstance(e.get("parentMessageId"), str)
+            for e in d.case.stream
+        )
+    )
+
+
+def snapshot_ownership(d: Disagreement) -> bool:
+    """Issue 13 item 2: the client records owners from MESSAGES_SNAPSHOT, ours does not."""
+    return (
+        _ref_first(d) is not None
+        and "opener's subagent" in d.ref.detail
+        and any(isinstance(e, dict) and e.get("type") == "MESSAGES_SNAPSHOT" for e in d.case.stream)
+    )
+
+
+def activity_over_message(d: Disagreement) -> bool:
+    """Issue 13 item 7: ACTIVITY_SNAPSHOT with replace: false naming a non-activity message."""
+    return any(
+        isinstance(e, dict) and e.get("type") == "ACTIVITY_SNAPSHOT" and e.get("replace") is False
+        for e in d.case.stream
+    ) and any(
+        isinstance(m, dict) and m.get("role") == "activity"
+        for m in (d.ours.messages if isinstance(d.ours.messages, list) else [])
+    )
+
+
+# What ours could already say at a RUN_* event before issue 13 items 9 and 10: the rows for
+# those items hold only for a rejection under another (the new) rule.
+RUN_EVENT_RULES = {
+    "first-event",
+    "nested-run",
+    "open-at-run-finished",
+    "event-after-run-finished",
+    "event-after-run-error",
+    "malformed-event",
+    "too-deep",
+}
+
+
+def boundary_identity(d: Disagreement) -> bool:
+    """Issue 13 item 9: ours rejects boundary events naming another run or thread."""
+    index = _ours_first(d)
+    event = d.event(index)
+    if d.ours.detail in RUN_EVENT_RULES or not isinstance(event, dict):
+        return False
+    if event.get("type") not in ("RUN_STARTED", "RUN_FINISHED"):
+        return False
+    started = [
+        e for e in d.case.stream[:index] if isinstance(e, dict) and e.get("type") == "RUN_STARTED"
+    ]
+    other_run = (
+        event["type"] == "RUN_FINISHED"
+        and bool(started)
+        and (event.get("runId") != started[-1].get("runId"))
+    )
+    return other_run or event.get("threadId") != d.case.input.get("threadId")
+
+
+def duplicate_interrupt_ids(d: Disagreement) -> bool:
+    """Issue 13 item 10: ours rejects an interrupt outcome repeating an interrupt id."""
+    event = d.event(_ours_first(d))
+    if d.ours.detail in RUN_EVENT_RULES:
+        return False
+    outcome = event.get("outcome") if isinstance(event, dict) else None
+    interrupts = outcome.get("interrupts") if isinstance(outcome, dict) else None
+    ids = (
+        [i.get("id") for i in interrupts if isinstance(i, dict)]
+        if isinstance(interrupts, list)
+        else []
+    )
+    return len(ids) != len({json.dumps(i) for i in ids})
+
+
+def snapshot_repeated_id(d: Disagreement) -> bool:
+    """A MESSAGES_SNAPSHOT listing one id twice: ours keeps one message, the client both."""
+    for e in d.case.stream:
+        if isinstance(e, dict) and e.get("type") == "MESSAGES_SNAPSHOT":
+            ids = [json.dumps(i) for i in _ids(e.get("messages"))]
+            if len(ids) != len(set(ids)):
+                return True
     return False
 
 
@@ -384,7 +502,7 @@ CATEGORIES: list[Category] = [
             "A consumer SHOULD translate a retired shape into its replacement rather than drop "
             'it. (DEPRECATIONS.md: `{ type: "binary" }` input content part — the media parts.)'
         ),
-        explains=frozenset({"messages"}),
+        explains=ALL,
         test=binary_part_stripped,
         expected_fix="conf, issue 13 item 4",
     ),
@@ -465,5 +583,92 @@ CATEGORIES: list[Category] = [
         ),
         explains=frozenset({"messages"}),
         test=text_into_other_message,
+    ),
+    Category(
+        name="tool-call-owner-differs-from-message",
+        favours=SILENT,
+        page="events/subagents",
+        sentence=(
+            "A tool call inherits the attribution of the message that held it. (whether a "
+            "consumer rejects a call tagged with another owner is not stated; issue 13 asks "
+            "for the decision in the README)"
+        ),
+        explains=ALL,
+        test=tool_call_owner_differs,
+    ),
+    Category(
+        name="empty-content-on-reopened-message",
+        favours=SILENT,
+        page="events/text-messages",
+        sentence=(
+            "(whether a TEXT_MESSAGE_START on an assistant message a tool call created gives it "
+            "empty content before any text arrives is not stated)"
+        ),
+        explains=frozenset({"messages"}),
+        test=empty_content_on_reopen,
+    ),
+    Category(
+        name="tool-call-args-inherit-attribution",
+        favours=FAVOURS_REFERENCE,
+        page="events/subagents",
+        sentence="A tool call inherits the attribution of the message that held it.",
+        explains=ALL,
+        test=tool_args_inherit_attribution,
+        expected_fix="conf, issue 13 item 1",
+    ),
+    Category(
+        name="snapshot-ownership-not-recorded",
+        favours=FAVOURS_REFERENCE,
+        page="events/state, events/subagents",
+        sentence=(
+            "(a MESSAGES_SNAPSHOT) establishes each message's ownership; a consumer MUST "
+            "reject an attribution mismatch"
+        ),
+        explains=ALL,
+        test=snapshot_ownership,
+        expected_fix="conf, issue 13 item 2",
+    ),
+    Category(
+        name="activity-snapshot-overwrites-message",
+        favours=FAVOURS_REFERENCE,
+        page="events/activity",
+        sentence="`replace: false` leaves the existing message as it stands",
+        explains=frozenset({"messages"}),
+        test=activity_over_message,
+        expected_fix="conf, issue 13 item 7",
+    ),
+    Category(
+        name="boundary-identity",
+        favours=FAVOURS_US,
+        page="basic/run-input",
+        sentence=(
+            "every run's boundary events carry the input's `threadId`, and a run's "
+            "`RUN_STARTED` and `RUN_FINISHED` MUST agree on `runId` (the client 1.0.0 "
+            "checks neither)"
+        ),
+        explains=ALL,
+        test=boundary_identity,
+    ),
+    Category(
+        name="duplicate-interrupt-ids",
+        favours=FAVOURS_US,
+        page="basic/patterns/interrupt-resume",
+        sentence=(
+            "(interrupt ids are unique within one interrupt outcome: a resume answers an "
+            "interrupt by id, so a duplicate lets one answer cover two)"
+        ),
+        explains=ALL,
+        test=duplicate_interrupt_ids,
+    ),
+    Category(
+        name="snapshot-repeated-message-id",
+        favours=SILENT,
+        page="basic/index, events/state",
+        sentence=(
+            "(message ids are unique within a thread; what a consumer makes of a "
+            "MESSAGES_SNAPSHOT that lists one id twice is not stated)"
+        ),
+        explains=frozenset({"messages"}),
+        test=snapshot_repeated_id,
     ),
 ]

@@ -408,6 +408,60 @@ def retired(rng: random.Random, stream: Stream, pool: list[Event]) -> Stream | N
     return None
 
 
+ID_KEYS = ("threadId", "runId", "messageId", "toolCallId", "parentMessageId", "subagentRunId")
+
+
+def rename(rng: random.Random, stream: Stream, pool: list[Event]) -> Stream | None:
+    """An identifier replaced by another one of the stream, or by a fresh one."""
+    candidates = [
+        (i, p)
+        for i in _events(stream)
+        for p in _paths(stream[i])
+        if p[-1] in ID_KEYS and isinstance(_get(stream[i], p), str)
+    ]
+    if not candidates:
+        return None
+    i, path = rng.choice(candidates)
+    known = sorted({_get(stream[j], q) for j, q in candidates})
+    out = copy.deepcopy(stream)
+    _set(out[i], path, rng.choice([*known, "renamed-id"]))
+    return out
+
+
+def reattribute(rng: random.Random, stream: Stream, pool: list[Event]) -> Stream | None:
+    """A subagent tag added to, changed on or removed from an event that is not run-scoped."""
+    candidates = [
+        i for i in _events(stream) if not str(stream[i].get("type", "")).startswith("RUN_")
+    ]
+    if not candidates:
+        return None
+    i = rng.choice(candidates)
+    out = copy.deepcopy(stream)
+    if "subagentRunId" in out[i] and rng.random() < 0.5:
+        del out[i]["subagentRunId"]
+    else:
+        out[i]["subagentRunId"] = rng.choice(("s1", "s2"))
+    return out
+
+
+def duplicate_element(rng: random.Random, stream: Stream, pool: list[Event]) -> Stream | None:
+    """An element of a list inside an event repeated (a snapshot message, an interrupt...)."""
+    candidates = [
+        (i, p)
+        for i in _events(stream)
+        for p in _paths(stream[i])
+        if isinstance(_get(stream[i], p), list) and _get(stream[i], p)
+    ]
+    if not candidates:
+        return None
+    i, path = rng.choice(candidates)
+    out = copy.deepcopy(stream)
+    items = _get(out[i], path)
+    k = rng.randrange(len(items))
+    items.insert(k + 1, copy.deepcopy(items[k]))
+    return out
+
+
 OPERATORS: dict[str, Operator] = {
     "drop": drop,
     "duplicate": duplicate,
@@ -422,12 +476,62 @@ OPERATORS: dict[str, Operator] = {
     "unknown-value": unknown_value,
     "chunks": chunks,
     "retired": retired,
+    "rename": rename,
+    "reattribute": reattribute,
+    "duplicate-element": duplicate_element,
 }
 
 
+def _seed(name: str, *stream: dict[str, Any]) -> dict[str, Any]:
+    started = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
+    finished = [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]
+    return {"name": name, "stream": [*started, *stream, *finished]}
+
+
+# The streams of issue 13 that the fixtures do not reach, mutated like the fixtures.
+ISSUE_STREAMS = [
+    _seed(
+        "issue-13-item-1-tool-call-inherits-attribution",
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "subagentRunId": "s1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "tc1", "toolCallName": "f", "parentMessageId": "m1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc1", "delta": "{}", "subagentRunId": "s1"},
+        {"type": "TOOL_CALL_END", "toolCallId": "tc1"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    ),
+    _seed(
+        "issue-13-item-2-snapshot-establishes-ownership",
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "a1", "role": "assistant", "content": "p"}]},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "subagentRunId": "s1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "s", "subagentRunId": "s1"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
+    ),
+    _seed(
+        "issue-13-item-7-activity-replace-false",
+        {"type": "TEXT_MESSAGE_START", "messageId": "x1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "x1", "delta": "hello"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "x1"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "x1", "activityType": "plan",
+         "content": {"a": 1}, "replace": False},
+    ),
+    _seed(
+        "issue-13-item-10-interrupt-ids",
+        {"type": "STEP_STARTED", "stepName": "ask"},
+        {"type": "STEP_FINISHED", "stepName": "ask"},
+    )
+    | {"stream": [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {
+            "type": "interrupt", "interrupts": [{"id": "i1", "reason": "approve"},
+                                                {"id": "i2", "reason": "confirm"}]}},
+    ]},
+]  # fmt: skip
+
+
 def cases(seed: int, mutants: int, folder: Path = FIXTURES) -> list[Case]:
-    """Every fixture as recorded, then `mutants` seeded mutants of them."""
+    """Every fixture as recorded (and the issue streams), then `mutants` seeded mutants."""
     fixtures = load_fixtures(folder)
+    if fixtures:
+        fixtures += copy.deepcopy(ISSUE_STREAMS)
     out: list[Case] = []
     for fixture in fixtures:
         stream = copy.deepcopy(fixture["stream"])
