@@ -218,11 +218,38 @@ def retired_null_rejected(d: Disagreement) -> bool:
     return bool(nulls & RETIRED_NULLS) and converted
 
 
+def _has_binary(value: Any) -> bool:
+    return any(isinstance(n, dict) and n.get("type") == "binary" for n in _walk(value))
+
+
+def _without_media(messages: Any, ids: set[str]) -> list[str]:
+    """The messages with every non-text part removed from the ones named."""
+    out = []
+    for m in messages if isinstance(messages, list) else []:
+        if isinstance(m, dict) and m.get("id") in ids and isinstance(m.get("content"), list):
+            parts = [p for p in m["content"] if isinstance(p, dict) and p.get("type") == "text"]
+            m = {**m, "content": parts}  # noqa: PLW2901
+        out.append(canonical(m))
+    return out
+
+
+def binary_upgrade_rejected(d: Disagreement) -> bool:
+    """The client upgrades a retired binary part and then rejects what it made of a
+    malformed one; ours strips the part unread."""
+    return _has_binary(d.event(_ref_first(d))) and d.ref.detail.startswith("ZodError")
+
+
 def binary_part_stripped(d: Disagreement) -> bool:
-    return any(
-        isinstance(node, dict) and node.get("type") == "binary"
+    """The client upgrades a retired binary part, ours strips it: the messages agree once
+    the media parts of the messages that held one are set aside."""
+    ids = {
+        m["id"]
         for node in _walk([d.case.stream, d.case.input])
-    )
+        if isinstance(node, dict) and isinstance(node.get("messages"), list)
+        for m in node["messages"]
+        if isinstance(m, dict) and isinstance(m.get("id"), str) and _has_binary(m)
+    }
+    return bool(ids) and _without_media(d.ours.messages, ids) == _without_media(d.ref.messages, ids)
 
 
 def thinking_start_own_id(d: Disagreement) -> bool:
@@ -379,14 +406,30 @@ def snapshot_ownership(d: Disagreement) -> bool:
 
 
 def activity_over_message(d: Disagreement) -> bool:
-    """Issue 13 item 7: ACTIVITY_SNAPSHOT with replace: false naming a non-activity message."""
-    return any(
-        isinstance(e, dict) and e.get("type") == "ACTIVITY_SNAPSHOT" and e.get("replace") is False
-        for e in d.case.stream
-    ) and any(
-        isinstance(m, dict) and m.get("role") == "activity"
-        for m in (d.ours.messages if isinstance(d.ours.messages, list) else [])
-    )
+    """Issue 13 item 7: ACTIVITY_SNAPSHOT with replace: false naming a non-activity message,
+    which ours turns into an activity message and the client leaves as it was."""
+
+    def roles(messages: Any) -> dict[Any, Any]:
+        listed = messages if isinstance(messages, list) else []
+        return {json.dumps(m.get("id")): m.get("role") for m in listed if isinstance(m, dict)}
+
+    ours, ref = roles(d.ours.messages), roles(d.ref.messages)
+    seen: set[str] = set()  # ids a non-activity event named before
+    for e in d.case.stream:
+        if not isinstance(e, dict):
+            continue
+        key = json.dumps(e.get("messageId"))
+        if (
+            e.get("type") == "ACTIVITY_SNAPSHOT"
+            and e.get("replace") is False
+            and key in seen
+            and ours.get(key) == "activity"
+            and ref.get(key) != "activity"
+        ):
+            return True
+        if not str(e.get("type", "")).startswith("ACTIVITY_"):
+            seen.add(key)
+    return False
 
 
 # What ours could already say at a RUN_* event before issue 13 items 9 and 10: the rows for
@@ -502,8 +545,20 @@ CATEGORIES: list[Category] = [
             "A consumer SHOULD translate a retired shape into its replacement rather than drop "
             'it. (DEPRECATIONS.md: `{ type: "binary" }` input content part — the media parts.)'
         ),
-        explains=ALL,
+        explains=frozenset({"messages"}),
         test=binary_part_stripped,
+        expected_fix="conf, issue 13 item 4",
+    ),
+    Category(
+        name="retired-binary-part-upgrade-rejected",
+        favours=FAVOURS_REFERENCE,
+        page="basic/versioning (and the registry DEPRECATIONS.md it requires)",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement [...] A "
+            "downgrade MUST NOT repair a malformed value on the way past."
+        ),
+        explains=ALL,
+        test=binary_upgrade_rejected,
         expected_fix="conf, issue 13 item 4",
     ),
     Category(

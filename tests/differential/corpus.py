@@ -341,19 +341,20 @@ def retired(rng: random.Random, stream: Stream, pool: list[Event]) -> Stream | N
     options: list[Callable[[], bool]] = []
 
     def thinking() -> bool:
+        # a span at the start of every run, as an old peer reasons on every turn
         started = by_type.get("RUN_STARTED")
         if not started:
             return False
-        at = started[0] + 1
-        own_id = rng.random() < 0.3
-        span: Stream = [
-            {"type": "THINKING_START", **({"messageId": "think-own"} if own_id else {})},
-            {"type": "THINKING_TEXT_MESSAGE_START"},
-            {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "pondering"},
-            {"type": "THINKING_TEXT_MESSAGE_END"},
-            {"type": "THINKING_END"},
-        ]
-        out[at:at] = span
+        for at in reversed(started):
+            own_id = rng.random() < 0.3
+            span: Stream = [
+                {"type": "THINKING_START", **({"messageId": "think-own"} if own_id else {})},
+                {"type": "THINKING_TEXT_MESSAGE_START"},
+                {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "pondering"},
+                {"type": "THINKING_TEXT_MESSAGE_END"},
+                {"type": "THINKING_END"},
+            ]
+            out[at + 1 : at + 1] = span
         return True
 
     def legacy_null(type_: str, key: str) -> Callable[[], bool]:
