@@ -157,6 +157,18 @@ def _ours_first(d: Disagreement) -> int | None:
     return d.ours.index
 
 
+def _ref_alone_first(d: Disagreement) -> int | None:
+    """The event the client rejected, when ours accepted it (rejecting later, or never)."""
+    first = d.first_rejection()
+    return d.ref.index if first is not None and first[0] == "ref" else None
+
+
+def _ours_alone_first(d: Disagreement) -> int | None:
+    """The event ours rejected, when the client accepted it (rejecting later, or never)."""
+    first = d.first_rejection()
+    return d.ours.index if first is not None and first[0] == "ours" else None
+
+
 def _walk(value: Any) -> Any:
     yield value
     if isinstance(value, dict):
@@ -252,12 +264,36 @@ def binary_part_stripped(d: Disagreement) -> bool:
     return bool(ids) and _without_media(d.ours.messages, ids) == _without_media(d.ref.messages, ids)
 
 
+def _own_id_thinking(d: Disagreement, upto: int | None) -> bool:
+    return any(
+        isinstance(e, dict)
+        and e.get("type") == "THINKING_START"
+        and isinstance(e.get("messageId"), str)
+        for e in d.case.stream[: (upto or 0) + 1]
+    )
+
+
 def thinking_start_own_id(d: Disagreement) -> bool:
-    """THINKING_START carrying its own messageId: ours closed a span it never opened."""
+    """Issue 13 item 5: THINKING_START carrying its own messageId; ours opened the span under
+    that id and closes it under a minted one, so its THINKING_END names no open span."""
+    index = _ours_alone_first(d)
+    event = d.event(index)
+    return (
+        d.ours.detail == "reasoning-not-open"
+        and isinstance(event, dict)
+        and event.get("type") == "THINKING_END"
+        and _own_id_thinking(d, index)
+    )
+
+
+def thinking_start_own_id_kept(d: Disagreement) -> bool:
+    """THINKING_START carrying its own messageId: ours keeps it (so a span reopened under it is
+    already open), the client mints a fresh id for every THINKING_START."""
     index = _ours_first(d)
-    return d.ours.detail.startswith("reasoning-") and any(
-        isinstance(e, dict) and e.get("type") == "THINKING_START" and "messageId" in e
-        for e in d.case.stream[: (index or 0) + 1]
+    return (
+        d.ours.detail.startswith("reasoning-")
+        and _own_id_thinking(d, index)
+        and not thinking_start_own_id(d)
     )
 
 
@@ -489,6 +525,50 @@ def snapshot_repeated_id(d: Disagreement) -> bool:
     return False
 
 
+def message_opened_after_its_tool_call(d: Disagreement) -> bool:
+    """A tool call names a parent message before that message is opened, tagged: ours calls
+    the opener a mismatch with the message the call created, the client the call's args."""
+    opened: set[str] = set()
+    early: set[str] = set()
+    for e in d.case.stream:
+        if not isinstance(e, dict):
+            continue
+        parent = e.get("parentMessageId")
+        tool_call = e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
+        if tool_call and isinstance(parent, str) and parent not in opened:
+            early.add(parent)
+        if e.get("type") in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK"):
+            if e.get("messageId") in early and "subagentRunId" in e:
+                return (
+                    d.ours.detail == "attribution-mismatch"
+                    and d.ref.verdict == "rejected"
+                    and "does not match" in d.ref.detail
+                )
+            if isinstance(e.get("messageId"), str):
+                opened.add(e["messageId"])
+    return False
+
+
+def retired_null_translated(d: Disagreement) -> bool:
+    """Ours reads a `null` the deprecation registry lists as absent where the client 1.0.0
+    still rejects it (inside a TOOL_CALL_RESULT's content parts, say)."""
+    index = _ref_alone_first(d)
+    event = d.event(index)
+    if not isinstance(event, dict) or not d.ref.detail.startswith("ZodError"):
+        return False
+    nulls = {
+        key
+        for node in _walk(event)
+        if isinstance(node, dict)
+        for key, value in node.items()
+        if value is None
+    }
+    translated = any(
+        w.startswith(f"event {index} ") and "legacy null" in w for w in d.ours.warnings
+    )
+    return bool(nulls & RETIRED_NULLS) and translated
+
+
 CATEGORIES: list[Category] = [
     Category(
         name="truncated-read-as-success",
@@ -663,6 +743,41 @@ CATEGORIES: list[Category] = [
         test=empty_content_on_reopen,
     ),
     Category(
+        name="retired-thinking-start-own-id-kept",
+        favours=SILENT,
+        page="basic/versioning, events/reasoning",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement [...] (whether "
+            "the translation keeps an old producer's THINKING_START id, so that a second "
+            "THINKING_START under it reopens an open span, is not stated)"
+        ),
+        explains=ALL,
+        test=thinking_start_own_id_kept,
+    ),
+    Category(
+        name="retired-null-translated",
+        favours=FAVOURS_US,
+        page="basic/versioning (and the registry DEPRECATIONS.md it requires)",
+        sentence=(
+            "A consumer SHOULD translate a retired shape into its replacement rather than drop "
+            "it. (DEPRECATIONS.md: `metadata: null` on a `document` content part — omit the "
+            "field; the client 1.0.0 translates it in messages, not in a tool result's parts)"
+        ),
+        explains=ALL,
+        test=retired_null_translated,
+    ),
+    Category(
+        name="message-opened-after-its-tool-call",
+        favours=SILENT,
+        page="events/subagents",
+        sentence=(
+            "A tool call inherits the attribution of the message that held it. (which owner a "
+            "message has that a tool call named before the message was opened is not stated)"
+        ),
+        explains=ALL,
+        test=message_opened_after_its_tool_call,
+    ),
+    Category(
         name="tool-call-args-inherit-attribution",
         favours=FAVOURS_REFERENCE,
         page="events/subagents",
@@ -676,8 +791,8 @@ CATEGORIES: list[Category] = [
         favours=FAVOURS_REFERENCE,
         page="events/state, events/subagents",
         sentence=(
-            "(a MESSAGES_SNAPSHOT) establishes each message's ownership; a consumer MUST "
-            "reject an attribution mismatch"
+            "Being conversation-wide, the snapshot carries no `subagentRunId` of its own; it "
+            "establishes each message's ownership through the messages it contains."
         ),
         explains=ALL,
         test=snapshot_ownership,
@@ -687,7 +802,10 @@ CATEGORIES: list[Category] = [
         name="activity-snapshot-overwrites-message",
         favours=FAVOURS_REFERENCE,
         page="events/activity",
-        sentence="`replace: false` leaves the existing message as it stands",
+        sentence=(
+            "An explicit `replace: false` asks the consumer to leave the existing message as "
+            "it stands — content *and* `activityType`"
+        ),
         explains=frozenset({"messages"}),
         test=activity_over_message,
         expected_fix="conf, issue 13 item 7",
@@ -697,9 +815,9 @@ CATEGORIES: list[Category] = [
         favours=FAVOURS_US,
         page="basic/run-input",
         sentence=(
-            "every run's boundary events carry the input's `threadId`, and a run's "
-            "`RUN_STARTED` and `RUN_FINISHED` MUST agree on `runId` (the client 1.0.0 "
-            "checks neither)"
+            "Every run on the stream carries the input's `threadId` on its boundary events "
+            "[...] and each run's two boundary events MUST agree on their `runId`. (the "
+            "client 1.0.0 checks neither)"
         ),
         explains=ALL,
         test=boundary_identity,
@@ -709,8 +827,8 @@ CATEGORIES: list[Category] = [
         favours=FAVOURS_US,
         page="basic/patterns/interrupt-resume",
         sentence=(
-            "(interrupt ids are unique within one interrupt outcome: a resume answers an "
-            "interrupt by id, so a duplicate lets one answer cover two)"
+            "Each interrupt's `id` MUST be unique within the run; a resume entry answers it "
+            "by this id. (the client 1.0.0 accepts a repeated id)"
         ),
         explains=ALL,
         test=duplicate_interrupt_ids,

@@ -52,10 +52,23 @@ def run_reference(batch: list[Case], node_modules: Path) -> list[dict[str, Any]]
 
 
 def classify(item: Disagreement) -> list[Category]:
-    """The rows that hold, if together they account for every differing field; else []."""
+    """The rows that hold, if together they account for every differing field; else [].
+
+    A row that holds but is not needed to cover the fields is left out, rows favouring the
+    reference client first, so a known bug is never blamed for what another row explains.
+    """
     held = [c for c in CATEGORIES if c.test(item)]
-    covered = frozenset().union(*(c.explains for c in held))
-    return held if covered >= set(item.fields) else []
+
+    def covers(rows: list[Category]) -> bool:
+        return frozenset().union(*(c.explains for c in rows)) >= set(item.fields)
+
+    if not covers(held):
+        return []
+    for row in sorted(held, key=lambda c: c.favours != FAVOURS_REFERENCE):
+        rest = [c for c in held if c is not row]
+        if rest and covers(rest):
+            held = rest
+    return held
 
 
 def main(argv: list[str] | None = None) -> int:
