@@ -238,7 +238,8 @@ def _without_media(messages: Any, ids: set[str]) -> list[str]:
     """The messages with every non-text part removed from the ones named."""
     out = []
     for m in messages if isinstance(messages, list) else []:
-        if isinstance(m, dict) and m.get("id") in ids and isinstance(m.get("content"), list):
+        named = isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"] in ids
+        if named and isinstance(m.get("content"), list):
             parts = [p for p in m["content"] if isinstance(p, dict) and p.get("type") == "text"]
             m = {**m, "content": parts}  # noqa: PLW2901
         out.append(canonical(m))
@@ -288,13 +289,17 @@ def thinking_start_own_id(d: Disagreement) -> bool:
 
 def thinking_start_own_id_kept(d: Disagreement) -> bool:
     """THINKING_START carrying its own messageId: ours keeps it (so a span reopened under it is
-    already open), the client mints a fresh id for every THINKING_START."""
-    index = _ours_first(d)
-    return (
-        d.ours.detail.startswith("reasoning-")
-        and _own_id_thinking(d, index)
-        and not thinking_start_own_id(d)
-    )
+    already open, and a REASONING_END naming it closes it), the client mints a fresh id for
+    every THINKING_START."""
+    if thinking_start_own_id(d):
+        return False
+    first = d.first_rejection()
+    if first is None:
+        return False
+    side, index = first
+    if side != "ref" and d.ours.detail.startswith("reasoning-"):
+        return _own_id_thinking(d, index)
+    return side == "ref" and "reasoning span" in d.ref.detail and _own_id_thinking(d, index)
 
 
 def _untagged(value: Any) -> bool:
@@ -328,10 +333,11 @@ def malformed_tag_stripped(d: Disagreement) -> bool:
 def tool_call_without_parent(d: Disagreement) -> bool:
     """A tool call naming no parent message: the client makes it a message of its own."""
     orphans = {
-        e.get("toolCallId")
+        e["toolCallId"]
         for e in d.case.stream
         if isinstance(e, dict)
         and e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
+        and isinstance(e.get("toolCallId"), str)
         and not isinstance(e.get("parentMessageId"), str)
     }
     return any(i in orphans for i in _ids(d.ref.messages) if isinstance(i, str))
@@ -396,7 +402,7 @@ def retired_thinking_out_of_shape(d: Disagreement) -> bool:
 
 def tool_call_owner_differs(d: Disagreement) -> bool:
     """A tool call tagged with another owner than the message holding it: the client rejects."""
-    return "does not match its parent message" in d.ref.detail
+    return "A tool call belongs to the message that" in d.ref.detail
 
 
 def _without_empty_content(messages: Any) -> list[str]:
@@ -538,7 +544,11 @@ def message_opened_after_its_tool_call(d: Disagreement) -> bool:
         if tool_call and isinstance(parent, str) and parent not in opened:
             early.add(parent)
         if e.get("type") in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK"):
-            if e.get("messageId") in early and "subagentRunId" in e:
+            if (
+                "subagentRunId" in e
+                and isinstance(e.get("messageId"), str)
+                and e["messageId"] in early
+            ):
                 return (
                     d.ours.detail == "attribution-mismatch"
                     and d.ref.verdict == "rejected"
@@ -567,6 +577,16 @@ def retired_null_translated(d: Disagreement) -> bool:
         w.startswith(f"event {index} ") and "legacy null" in w for w in d.ours.warnings
     )
     return bool(nulls & RETIRED_NULLS) and translated
+
+
+def synthesized_ends_before_rejection(d: Disagreement) -> bool:
+    """Both reject one event that first closes open chunk streams; the two deliver a
+    different set of the synthesized *_END events before the rejection."""
+    if d.first_rejection() != ("both", d.ours.index):
+        return False
+    short, long = sorted((d.ours.types, d.ref.types), key=len)
+    tail = long[len(short) :]
+    return long[: len(short)] == short and all(str(t).endswith("_END") for t in tail)
 
 
 CATEGORIES: list[Category] = [
@@ -843,5 +863,17 @@ CATEGORIES: list[Category] = [
         ),
         explains=frozenset({"messages"}),
         test=snapshot_repeated_id,
+    ),
+    Category(
+        name="synthesized-ends-before-rejection",
+        favours=SILENT,
+        page="basic/patterns/streaming",
+        sentence=(
+            "(a run-level event closes open chunk streams; when that event is itself "
+            "rejected, which of the synthesized ends reach the application first is not "
+            "stated)"
+        ),
+        explains=frozenset({"types"}),
+        test=synthesized_ends_before_rejection,
     ),
 ]

@@ -51,13 +51,20 @@ def run_reference(batch: list[Case], node_modules: Path) -> list[dict[str, Any]]
     return reports
 
 
+def _holds(row: Category, item: Disagreement) -> bool:
+    try:
+        return row.test(item)
+    except Exception as exc:  # a classifier must take any JSON; say which one did not
+        raise RuntimeError(f"row {row.name} failed on {item.case.describe()}") from exc
+
+
 def classify(item: Disagreement) -> list[Category]:
     """The rows that hold, if together they account for every differing field; else [].
 
     A row that holds but is not needed to cover the fields is left out, rows favouring the
     reference client first, so a known bug is never blamed for what another row explains.
     """
-    held = [c for c in CATEGORIES if c.test(item)]
+    held = [c for c in CATEGORIES if _holds(c, item)]
 
     def covers(rows: list[Category]) -> bool:
         return frozenset().union(*(c.explains for c in rows)) >= set(item.fields)
