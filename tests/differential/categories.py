@@ -262,6 +262,8 @@ def binary_part_stripped(d: Disagreement) -> bool:
         for m in node["messages"]
         if isinstance(m, dict) and isinstance(m.get("id"), str) and _has_binary(m)
     }
+    if "messages" not in d.fields:
+        return False
     return bool(ids) and _without_media(d.ours.messages, ids) == _without_media(d.ref.messages, ids)
 
 
@@ -425,23 +427,23 @@ def empty_content_on_reopen(d: Disagreement) -> bool:
 def tool_args_inherit_attribution(d: Disagreement) -> bool:
     """Issue 13 item 1: ours calls a tool call's continuation, tagged as the message holding
     the call, a mismatch; the client lets the call inherit the message's owner."""
-    return (
-        _ours_first(d) is not None
-        and d.ours.detail == "attribution-mismatch"
-        and any(
-            isinstance(e, dict)
-            and e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
-            and "subagentRunId" not in e
-            and isinstance(e.get("parentMessageId"), str)
-            for e in d.case.stream
-        )
+    event = d.event(_ours_alone_first(d))
+    continuation = ("TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_CHUNK")
+    if not isinstance(event, dict) or event.get("type") not in continuation:
+        return False
+    return d.ours.detail == "attribution-mismatch" and any(
+        isinstance(e, dict)
+        and e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
+        and "subagentRunId" not in e
+        and isinstance(e.get("parentMessageId"), str)
+        for e in d.case.stream
     )
 
 
 def snapshot_ownership(d: Disagreement) -> bool:
     """Issue 13 item 2: the client records owners from MESSAGES_SNAPSHOT, ours does not."""
     return (
-        _ref_first(d) is not None
+        _ref_alone_first(d) is not None
         and "opener's subagent" in d.ref.detail
         and any(isinstance(e, dict) and e.get("type") == "MESSAGES_SNAPSHOT" for e in d.case.stream)
     )
@@ -532,30 +534,25 @@ def snapshot_repeated_id(d: Disagreement) -> bool:
 
 
 def message_opened_after_its_tool_call(d: Disagreement) -> bool:
-    """A tool call names a parent message before that message is opened, tagged: ours calls
-    the opener a mismatch with the message the call created, the client the call's args."""
+    """A tool call names its parent message before that message is opened, and the opener
+    is tagged: ours calls the opener a mismatch with the message the call created (parent's),
+    the client only the call's later continuations, if any come."""
     opened: set[str] = set()
     early: set[str] = set()
-    for e in d.case.stream:
+    for index, e in enumerate(d.case.stream):
         if not isinstance(e, dict):
             continue
         parent = e.get("parentMessageId")
         tool_call = e.get("type") in ("TOOL_CALL_START", "TOOL_CALL_CHUNK")
         if tool_call and isinstance(parent, str) and parent not in opened:
             early.add(parent)
-        if e.get("type") in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK"):
-            if (
-                "subagentRunId" in e
-                and isinstance(e.get("messageId"), str)
-                and e["messageId"] in early
-            ):
-                return (
-                    d.ours.detail == "attribution-mismatch"
-                    and d.ref.verdict == "rejected"
-                    and "does not match" in d.ref.detail
-                )
-            if isinstance(e.get("messageId"), str):
-                opened.add(e["messageId"])
+        message_id = e.get("messageId")
+        if e.get("type") in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK") and isinstance(
+            message_id, str
+        ):
+            if "subagentRunId" in e and message_id in early:
+                return d.ours.detail == "attribution-mismatch" and d.ours.index == index
+            opened.add(message_id)
     return False
 
 
