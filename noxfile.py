@@ -128,7 +128,7 @@ def differential(session: nox.Session) -> None:
 
 def _node_install(session: nox.Session, source: Path) -> Path:
     """`npm ci` of source's package.json + lock into nox's cache, once per lock."""
-    target = Path(session.cache_dir) / f"node-{source.name}"
+    target = Path(session.cache_dir) / f"npm-{source.parent.name}"
     lock = (source / "package-lock.json").read_bytes()
     stamp = target / ".lock-sha256"
     digest = hashlib.sha256(lock).hexdigest()
