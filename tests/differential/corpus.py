@@ -292,29 +292,33 @@ def unknown_value(rng: random.Random, stream: Stream, pool: list[Event]) -> Stre
     return out
 
 
+# opener type → (chunk kind, id key, content type)
+CHUNKABLE = {
+    "TEXT_MESSAGE_START": ("TEXT_MESSAGE", "messageId", "TEXT_MESSAGE_CONTENT"),
+    "TOOL_CALL_START": ("TOOL_CALL", "toolCallId", "TOOL_CALL_ARGS"),
+    "REASONING_MESSAGE_START": ("REASONING_MESSAGE", "messageId", "REASONING_MESSAGE_CONTENT"),
+}
+
+
 def chunks(rng: random.Random, stream: Stream, pool: list[Event]) -> Stream | None:
-    """Rewrite a text message or tool call of the stream into its chunk form.
+    """Rewrite a text message, tool call or reasoning message into its chunk form.
 
     The first chunk carries the opener's fields; the later ones carry the id or not,
     at random (an id-less continuation is legal while the stream is open).
     """
-    openers = [
-        i
-        for i in _events(stream)
-        if stream[i].get("type") in ("TEXT_MESSAGE_START", "TOOL_CALL_START")
-    ]
+    openers = [i for i in _events(stream) if str(stream[i].get("type")) in CHUNKABLE]
     if not openers:
         return None
     start = rng.choice(openers)
-    kind = "TEXT_MESSAGE" if stream[start]["type"] == "TEXT_MESSAGE_START" else "TOOL_CALL"
-    id_key = "messageId" if kind == "TEXT_MESSAGE" else "toolCallId"
+    kind, id_key, content = CHUNKABLE[stream[start]["type"]]
     item = stream[start].get(id_key)
     out = copy.deepcopy(stream)
     first = {k: v for k, v in out[start].items() if k != "type"}
     if kind == "TOOL_CALL" and "toolCallName" not in first:
         return None
+    if kind == "REASONING_MESSAGE":
+        first.pop("role", None)  # a reasoning chunk has no role: it is always "reasoning"
     out[start] = {"type": f"{kind}_CHUNK", **first}
-    content = "TEXT_MESSAGE_CONTENT" if kind == "TEXT_MESSAGE" else "TOOL_CALL_ARGS"
     end = f"{kind}_END"
     result: Stream = []
     for i, event in enumerate(out):
