@@ -476,24 +476,15 @@ def activity_over_message(d: Disagreement) -> bool:
     return False
 
 
-# What ours could already say at a RUN_* event before issue 13 items 9 and 10: the rows for
-# those items hold only for a rejection under another (the new) rule.
-RUN_EVENT_RULES = {
-    "first-event",
-    "nested-run",
-    "open-at-run-finished",
-    "event-after-run-finished",
-    "event-after-run-error",
-    "malformed-event",
-    "too-deep",
-}
+# The rule ids issue 13 items 9 and 10 give these rejections (branch `conf`).
+IDENTITY_RULES = {"run-id-mismatch", "thread-id-mismatch"}
 
 
 def boundary_identity(d: Disagreement) -> bool:
     """Issue 13 item 9: ours rejects boundary events naming another run or thread."""
     index = _ours_first(d)
     event = d.event(index)
-    if d.ours.detail in RUN_EVENT_RULES or not isinstance(event, dict):
+    if d.ours.detail not in IDENTITY_RULES or not isinstance(event, dict):
         return False
     if event.get("type") not in ("RUN_STARTED", "RUN_FINISHED"):
         return False
@@ -511,7 +502,7 @@ def boundary_identity(d: Disagreement) -> bool:
 def duplicate_interrupt_ids(d: Disagreement) -> bool:
     """Issue 13 item 10: ours rejects an interrupt outcome repeating an interrupt id."""
     event = d.event(_ours_first(d))
-    if d.ours.detail in RUN_EVENT_RULES:
+    if d.ours.detail != "duplicate-interrupt-id":
         return False
     outcome = event.get("outcome") if isinstance(event, dict) else None
     interrupts = outcome.get("interrupts") if isinstance(outcome, dict) else None
