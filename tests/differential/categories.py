@@ -577,6 +577,36 @@ def synthesized_ends_before_rejection(d: Disagreement) -> bool:
     return long[: len(short)] == short and all(str(t).endswith("_END") for t in tail)
 
 
+def era_shim_after_early_expansion(d: Disagreement) -> bool:
+    """A peer pinned at or below 0.0.57 (subagent events dropped, tags stripped) and a stream
+    with chunks and subagent material: the client expands chunks inside its middleware
+    chain, before the era shim, so a chunk's lane is still its subagent's; ours translates
+    first, at the compatibility boundary, so every chunk is in the parent's lane."""
+    if d.case.peer is None or tuple(int(p) for p in d.case.peer.split(".")) > (0, 0, 57):
+        return False
+    kinds = [str(e.get("type")) for e in d.case.stream if isinstance(e, dict)]
+    tagged = any(isinstance(e, dict) and "subagentRunId" in e for e in d.case.stream)
+    return any(k.endswith("_CHUNK") for k in kinds) and (
+        tagged or any(k.startswith("SUBAGENT_") for k in kinds)
+    )
+
+
+def malformed_chunk_expanded_early(d: Disagreement) -> bool:
+    """Both reject a malformed chunk, but the client's middleware chain expanded it first and
+    delivered the opener it synthesized from it."""
+    if d.first_rejection() != ("both", d.ours.index):
+        return False
+    event = d.event(d.ours.index)
+    if not isinstance(event, dict) or not str(event.get("type")).endswith("_CHUNK"):
+        return False
+    tail = d.ref.types[len(d.ours.types) :]
+    return (
+        d.ref.types[: len(d.ours.types)] == d.ours.types
+        and bool(tail)
+        and all(str(t).endswith("_START") for t in tail)
+    )
+
+
 CATEGORIES: list[Category] = [
     Category(
         name="truncated-read-as-success",
@@ -623,7 +653,6 @@ CATEGORIES: list[Category] = [
         ),
         explains=ALL,
         test=retired_null_rejected,
-        expected_fix="conf, issue 13 item 3",
     ),
     Category(
         name="retired-binary-part-stripped",
@@ -635,7 +664,6 @@ CATEGORIES: list[Category] = [
         ),
         explains=frozenset({"messages"}),
         test=binary_part_stripped,
-        expected_fix="conf, issue 13 item 4",
     ),
     Category(
         name="retired-binary-part-upgrade-rejected",
@@ -647,7 +675,10 @@ CATEGORIES: list[Category] = [
         ),
         explains=ALL,
         test=binary_upgrade_rejected,
-        expected_fix="conf, issue 13 item 4",
+        expected_fix=(
+            "conf: issue 13 item 4 residual (a binary part with malformed data is stripped, "
+            "not rejected)"
+        ),
     ),
     Category(
         name="thinking-start-own-message-id",
@@ -660,7 +691,6 @@ CATEGORIES: list[Category] = [
         ),
         explains=ALL,
         test=thinking_start_own_id,
-        expected_fix="conf, issue 13 item 5",
     ),
     Category(
         name="malformed-union-tag-stripped",
@@ -792,7 +822,6 @@ CATEGORIES: list[Category] = [
         sentence="A tool call inherits the attribution of the message that held it.",
         explains=ALL,
         test=tool_args_inherit_attribution,
-        expected_fix="conf, issue 13 item 1",
     ),
     Category(
         name="snapshot-ownership-not-recorded",
@@ -804,7 +833,10 @@ CATEGORIES: list[Category] = [
         ),
         explains=ALL,
         test=snapshot_ownership,
-        expected_fix="conf, issue 13 item 2",
+        expected_fix=(
+            "conf: issue 13 item 2 residual (a snapshot restating an open message does not "
+            "re-own it)"
+        ),
     ),
     Category(
         name="activity-snapshot-overwrites-message",
@@ -816,7 +848,6 @@ CATEGORIES: list[Category] = [
         ),
         explains=frozenset({"messages"}),
         test=activity_over_message,
-        expected_fix="conf, issue 13 item 7",
     ),
     Category(
         name="boundary-identity",
@@ -863,5 +894,28 @@ CATEGORIES: list[Category] = [
         ),
         explains=frozenset({"types"}),
         test=synthesized_ends_before_rejection,
+    ),
+    Category(
+        name="era-shim-after-early-expansion",
+        favours=SILENT,
+        page="basic/processing",
+        sentence=(
+            "A middleware *chain* MAY expand chunks between its own stages [...] A middleware "
+            "therefore MUST be prepared for either form: what it sees depends on where in the "
+            "chain it sits."
+        ),
+        explains=ALL,
+        test=era_shim_after_early_expansion,
+    ),
+    Category(
+        name="malformed-chunk-expanded-early",
+        favours=FAVOURS_US,
+        page="basic/processing",
+        sentence=(
+            "whichever stage meets a malformed chunk first [...] MUST reject it rather than "
+            "repair it, and MUST NOT normalise, default or conceal a malformed known value"
+        ),
+        explains=frozenset({"types", "messages"}),
+        test=malformed_chunk_expanded_early,
     ),
 ]

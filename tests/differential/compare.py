@@ -89,7 +89,7 @@ def unmint(messages: Any, wire: set[str]) -> Any:
 
 def ours(case: Case) -> View:
     payloads = [msgspec.json.encode(event) for event in case.stream]
-    result = agui_msgspec.consume(payloads, input=case.input)
+    result = agui_msgspec.consume(payloads, input=case.input, peer_version=case.peer)
     violation = result.violation
     events = msgspec.to_builtins(result.events)
     return View(

@@ -1,6 +1,7 @@
 """The streams of the differential test: the conformance fixtures and seeded mutations of them.
 
-A case is one stream plus the run input both consumers start from. Mutants apply one to
+A case is one stream plus the run input both consumers start from (and the version of an
+old peer, when the fixture pins one: both sides then apply their era shims). Mutants apply one to
 three operators to a fixture's stream; every operator is a pure function of a
 ``random.Random``, so a seed names the whole corpus and a disagreement can be replayed
 from its case id alone.
@@ -32,6 +33,7 @@ class Case:
     mutations: list[str]  # the operators applied, in order ("" for the fixture itself)
     stream: Stream
     input: dict[str, Any] = field(default_factory=dict)
+    peer: str | None = None  # the peer's protocol version, when the fixture pins an old one
 
     @cached_property
     def wire(self) -> set[str]:
@@ -532,6 +534,12 @@ ISSUE_STREAMS = [
 ]  # fmt: skip
 
 
+def _peer(fixture: dict[str, Any]) -> str | None:
+    """The version of an old peer the fixture pins (its era shims apply), else None."""
+    peer = (fixture.get("client") or {}).get("maxProtocolVersion")
+    return peer if isinstance(peer, str) else None
+
+
 def cases(seed: int, mutants: int, folder: Path = FIXTURES) -> list[Case]:
     """Every fixture as recorded (and the issue streams), then `mutants` seeded mutants."""
     fixtures = load_fixtures(folder)
@@ -540,7 +548,9 @@ def cases(seed: int, mutants: int, folder: Path = FIXTURES) -> list[Case]:
     out: list[Case] = []
     for fixture in fixtures:
         stream = copy.deepcopy(fixture["stream"])
-        out.append(Case(len(out), fixture["name"], [], stream, run_input(fixture, stream)))
+        out.append(
+            Case(len(out), fixture["name"], [], stream, run_input(fixture, stream), _peer(fixture))
+        )
     if not fixtures:
         return out
     pool = [copy.deepcopy(e) for f in fixtures for e in f["stream"]]
@@ -557,5 +567,6 @@ def cases(seed: int, mutants: int, folder: Path = FIXTURES) -> list[Case]:
                 stream = mutated
                 applied.append(name)
         if applied:
-            out.append(Case(len(out), fixture["name"], applied, stream, run_input(fixture, stream)))
+            given = run_input(fixture, stream)
+            out.append(Case(len(out), fixture["name"], applied, stream, given, _peer(fixture)))
     return out

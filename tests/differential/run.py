@@ -41,6 +41,8 @@ def run_reference(batch: list[Case], node_modules: Path) -> list[dict[str, Any]]
         with given.open("w", encoding="utf-8") as out:
             for case in batch:
                 line = {"id": case.id, "stream": case.stream, "input": case.input}
+                if case.peer is not None:
+                    line["peer"] = case.peer
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
         env = {**os.environ, "NODE_PATH": str(node_modules), "NODE_ENV": "production"}
         env.pop("SUPPRESS_TRANSFORMATION_WARNINGS", None)
