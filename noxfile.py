@@ -1,4 +1,4 @@
-"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``."""
+"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``, ``interop``."""
 
 from __future__ import annotations
 
@@ -100,3 +100,27 @@ def fuzz(session: nox.Session) -> None:
     # atheris ships wheels for some Pythons only; without it the script uses hypothesis.
     session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
     session.run("python", "fuzz/fuzz_consume.py", "--seconds", seconds, *session.posargs[1:])
+
+
+# The producers `nox -s interop` serves: each framework's AG-UI integration as published, pinned
+# (README "Real producers"), each in its own venv with the project's http extra.
+INTEROP_PINS = {
+    "pydantic_ai": ["pydantic-ai-slim[ag-ui]==2.68.0"],
+    "langgraph": ["ag-ui-langgraph==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
+    "agent_framework": ["agent-framework-ag-ui==1.7.0", "agent-framework-core==1.23.0"],
+    "strands": ["ag-ui-strands==1.0.2", "strands-agents==1.62.0"],
+}
+
+
+@nox.session
+@nox.parametrize("framework", list(INTEROP_PINS))
+def interop(session: nox.Session, framework: str) -> None:
+    """One framework's AG-UI endpoint on loopback, driven by its own fake model, through
+    ``HttpAgent`` and ``agui-msgspec run``: ``nox -s interop`` runs all four."""
+    session.install(".[http]", "pytest>=8", "uvicorn==0.54.0", *INTEROP_PINS[framework])
+    session.run(
+        "pytest",
+        f"tests/interop/test_{framework}.py",
+        *session.posargs,
+        env={"AGUI_INTEROP": framework},  # the framework must import: a failure, not a skip
+    )
