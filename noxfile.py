@@ -106,7 +106,7 @@ def fuzz(session: nox.Session) -> None:
 # (README "Real producers"), each in its own venv with the project's http extra.
 INTEROP_PINS = {
     "pydantic_ai": ["pydantic-ai-slim[ag-ui]==2.68.0"],
-    "langgraph": ["ag-ui-langgraph==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
+    "langgraph": ["ag-ui-langgraph[fastapi]==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
     "agent_framework": ["agent-framework-ag-ui==1.7.0", "agent-framework-core==1.23.0"],
     "strands": ["ag-ui-strands==1.0.2", "strands-agents==1.62.0"],
 }

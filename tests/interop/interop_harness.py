@@ -79,6 +79,8 @@ class Turn:
     state: Any
     runs: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    delivered: list[Any] = field(default_factory=list)
+    """The events themselves (Structs over HTTP, wire dicts from the CLI)."""
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """The messages as wire dicts (the next turn's input carries them so)."""
@@ -107,12 +109,14 @@ def run_input(thread: str, messages: list[dict[str, Any]], **extra: Any) -> dict
 
 async def http_turn_async(agent: HttpAgent, input: dict[str, Any]) -> Turn:
     events: list[str] = []
+    delivered: list[Any] = []
     async with agent.run(input) as stream:
         rule: str | None = None
         index: int | None = None
         try:
             async for event in stream:
                 events.append(tag_of(event))
+                delivered.append(event)
             await stream.result()
         except RunFailed:
             pass  # the run's status says it
@@ -131,6 +135,7 @@ async def http_turn_async(agent: HttpAgent, input: dict[str, Any]) -> Turn:
             state=stream.state,
             runs=list(runs),
             warnings=list(stream.warnings),
+            delivered=delivered,
         )
 
 
@@ -170,6 +175,7 @@ def cli_turn(url: str, text: str) -> Turn:
         state=document["state"],
         runs=runs,
         warnings=document["warnings"],
+        delivered=document["events"],
     )
 
 
