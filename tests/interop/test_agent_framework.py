@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from interop_harness import (
+    Turn,
     first_turn,
     http_turn,
     require,
@@ -100,13 +101,21 @@ def test_parallel_tool_calls_with_interleaved_deltas_are_rejected(base: str) -> 
     assert (cli.rule, cli.index) == ("tool-call-already-open", 6)
 
 
+def no_pending_ids(turn: Turn) -> None:
+    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
+    outcome = turn.runs[-1].outcome
+    if outcome is not None and outcome.pending_tool_call_ids:
+        pytest.fail(
+            "agent-framework-ag-ui now names pendingToolCallIds: update the README's Real producers and "
+            "this test"
+        )
+
+
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?")], tools=FRONTEND_TOOLS))
     assert (first.verdict, first.status) == ("accepted", "completed")
-    # The run stops on the frontend call but its outcome names no pendingToolCallIds.
-    outcome = first.runs[-1].outcome
-    assert outcome is None or not outcome.pending_tool_call_ids
+    no_pending_ids(first)
     (call_message,) = first.new_messages
     assert [(c.id, c.function.name) for c in call_message.tool_calls] == [("call-f", "confirm")]
 

@@ -67,32 +67,29 @@ def test_plain_text(base: str) -> None:
     assert [text_of(m) for m in cli.new_messages] == ["Hello, world"]
 
 
+def streamed_args(turn: Turn) -> list[tuple[str, str]]:
+    return [(e.tool_call_id, e.delta) for e in turn.delivered if tag_of(e) == "TOOL_CALL_ARGS"]
+
+
 def test_backend_tool_drops_the_first_chunks_arguments(base: str) -> None:
-    agent = HttpAgent(f"{base}/backend_tool", timeout=30)
-    with_args = http_turn(agent, run_input("t-tool", [user("Weather?")]))
-    assert (with_args.verdict, with_args.status) == ("accepted", "completed")
-    assert typed(with_args)[:4] == [
-        "RUN_STARTED",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-    ]
-    # The model streamed '{"city":' then '"Paris"}'; ag-ui-langgraph sends only the second
-    # delta, so the call streams as '"Paris"}' until MESSAGES_SNAPSHOT restates it.
-    call_message = with_args.new_messages[0]
-    assert [(c.id, c.function.arguments) for c in call_message.tool_calls] == [
-        ("call-w", '{"city": "Paris"}')
-    ]
-    # The tool result streams with messageId "call-w" (TOOL_CALL_RESULT); MESSAGES_SNAPSHOT
-    # restates it under another id, so the message an application showed changes id.
-    (streamed_args,) = [e for e in with_args.delivered if tag_of(e) == "TOOL_CALL_ARGS"]
-    if streamed_args.delta != '"Paris"}':
+    http, _ = first_turn(f"{base}/backend_tool", "t-tool", "Weather?")
+    assert (http.verdict, http.status) == ("accepted", "completed")
+    assert typed(http)[:4] == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
+    # The model streamed '{"city":' then '"Paris"}'; only the second delta is sent, so the
+    # call streams as '"Paris"}' until MESSAGES_SNAPSHOT restates it.
+    if streamed_args(http) != [("call-w", '"Paris"}')]:
         pytest.fail(
             "ag-ui-langgraph now streams the first tool-call chunk's arguments: update the "
             "README's Real producers and this test"
         )
-    (streamed,) = [e for e in with_args.delivered if tag_of(e) == "TOOL_CALL_RESULT"]
-    (result,) = [m for m in with_args.new_messages if role_of(m) == "tool"]
+    call_message = http.new_messages[0]
+    assert [(c.id, c.function.arguments) for c in call_message.tool_calls] == [
+        ("call-w", '{"city": "Paris"}')
+    ]
+    # The result streams with messageId "call-w" (TOOL_CALL_RESULT); MESSAGES_SNAPSHOT
+    # restates it under another id, so reconciling by id drops the streamed one.
+    (streamed,) = [e for e in http.delivered if tag_of(e) == "TOOL_CALL_RESULT"]
+    (result,) = [m for m in http.new_messages if role_of(m) == "tool"]
     if result.id == streamed.message_id:
         pytest.fail(
             "ag-ui-langgraph now gives a tool result one message id: update the README's "
@@ -103,21 +100,18 @@ def test_backend_tool_drops_the_first_chunks_arguments(base: str) -> None:
         "call-w",
         "18 C in Paris",
     )
-    # The streamed result ("call-w") is not in the snapshot, so reconciling by id drops it
-    # and keeps the restated one.
-    assert sorted((role_of(m), text_of(m)) for m in with_args.new_messages) == [
+    assert sorted((role_of(m), text_of(m)) for m in http.new_messages) == [
         ("assistant", ""),
         ("assistant", "It is 18 C in Paris."),
         ("tool", "18 C in Paris"),
     ]
-    first_turn(f"{base}/backend_tool", "t-tool-cli", "Weather?")
 
 
 def test_parallel_tool_calls_are_misattributed_but_break_no_rule(base: str) -> None:
     http, _ = first_turn(f"{base}/parallel_tools", "t-parallel", "Weather and time?")
     # ag-ui-langgraph closes the first call when the second starts and sends the first call's
-    # later delta ('"Paris"}') as the second call's: no rule is broken, the content is wrong
-    # until MESSAGES_SNAPSHOT restates both calls.
+    # later delta as the second call's: no rule is broken, the content is wrong until
+    # MESSAGES_SNAPSHOT restates both calls.
     assert (http.verdict, http.status) == ("accepted", "completed")
     assert typed(http)[1:7] == [
         "TOOL_CALL_START",
@@ -127,6 +121,11 @@ def test_parallel_tool_calls_are_misattributed_but_break_no_rule(base: str) -> N
         "TOOL_CALL_ARGS",
         "TOOL_CALL_END",
     ]
+    if streamed_args(http) != [("call-t", '"Paris"}'), ("call-t", '"CET"}')]:
+        pytest.fail(
+            "ag-ui-langgraph now streams interleaved parallel tool calls differently: update "
+            "the README's Real producers and this test"
+        )
     (call_message,) = [m for m in http.new_messages if getattr(m, "tool_calls", None)]
     assert [(c.id, c.function.arguments) for c in call_message.tool_calls] == [
         ("call-w", '{"city": "Paris"}'),
@@ -134,14 +133,24 @@ def test_parallel_tool_calls_are_misattributed_but_break_no_rule(base: str) -> N
     ]
 
 
+def no_pending_ids(turn: Turn) -> None:
+    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
+    outcome = turn.runs[-1].outcome
+    if outcome is not None and outcome.pending_tool_call_ids:
+        pytest.fail(
+            "ag-ui-langgraph now names pendingToolCallIds: update the README's Real producers and "
+            "this test"
+        )
+
+
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?", "u1")], tools=FRONTEND_TOOLS))
     assert (first.verdict, first.status) == ("accepted", "completed")
-    # A single-chunk call streams with no TOOL_CALL_ARGS at all (the first chunk's arguments
-    # are dropped), and the outcome names no pendingToolCallIds.
+    # A call in one chunk streams with no TOOL_CALL_ARGS at all (the first chunk's arguments
+    # are dropped).
     assert "TOOL_CALL_ARGS" not in first.events
-    assert first.runs[-1].outcome is None or not first.runs[-1].outcome.pending_tool_call_ids
+    no_pending_ids(first)
     (call_message,) = first.new_messages
     assert [(c.id, c.function.name) for c in call_message.tool_calls] == [("call-f", "confirm")]
 
