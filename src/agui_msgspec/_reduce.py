@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct
 
-from agui_msgspec._input import read_input
+from agui_msgspec._input import typed_input
 from agui_msgspec._patch import PatchConflict, apply_patch
 from agui_msgspec._tags import tag_of
 
@@ -125,7 +125,7 @@ class Reducer:
 
     def _seed(self, input: Any) -> None:
         # The same reading as outgoing input: what the version does not know is stripped.
-        seed = read_input(input, self._b, self._warn)
+        seed = typed_input(input, self._b, self._warn)
         if seed.state is not UNSET:
             self.state = seed.state
         for message in seed.messages:
