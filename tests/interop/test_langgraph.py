@@ -216,6 +216,19 @@ def test_interrupt_by_default_is_reported_as_success(base: str) -> None:
     assert typed(http)[-2:] == ["CUSTOM", "RUN_FINISHED"]
     assert http.runs[-1].interrupts == []
     assert cli.status == "completed"
+    # Only its own convention resumes it: forwardedProps.command.resume on the next input.
+    agent = HttpAgent(f"{base}/approval", timeout=30)
+    first = http_turn(agent, run_input("t-int-legacy", [user("Delete a.txt", "u1")]))
+    resumed = http_turn(
+        agent,
+        run_input(
+            "t-int-legacy",
+            first.wire_messages(),
+            forwardedProps={"command": {"resume": "yes"}},
+        ),
+    )
+    assert (resumed.verdict, resumed.status) == ("accepted", "completed")
+    assert [text_of(m) for m in resumed.new_messages] == ["Deleted."]
 
 
 def test_interrupt_outcome_and_resume(base: str) -> None:
