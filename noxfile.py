@@ -116,8 +116,10 @@ INTEROP_PINS = {
 @nox.session
 @nox.parametrize("framework", list(INTEROP_PINS))
 def interop(session: nox.Session, framework: str) -> None:
-    """One framework's AG-UI endpoint on loopback, driven by its own fake model, through
-    ``HttpAgent`` and ``agui-msgspec run``: ``nox -s interop`` runs all four."""
+    """A framework's AG-UI endpoint on loopback over a fake model, via HttpAgent and the CLI.
+
+    ``nox -s interop`` runs all four; README "Real producers" says what each sends wrong.
+    """
     session.install(".[http]", "pytest>=8", "uvicorn==0.54.0", *INTEROP_PINS[framework])
     session.run(
         "pytest",
