@@ -119,6 +119,9 @@ def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> N
     (call_message,) = first.new_messages
     assert [(c.id, c.function.name) for c in call_message.tool_calls] == [("call-f", "confirm")]
 
+    run = first.runs[-1]
+    # What the application still has to answer, derived from the stream.
+    assert (run.pending_tool_calls, run.pending_source) == (["call-f"], "stream")
     answer = {"id": "tool-1", "role": "tool", "toolCallId": "call-f", "content": "yes"}
     second = http_turn(
         agent,

@@ -6,6 +6,7 @@ each scenario run through ``HttpAgent`` and ``agui-msgspec run``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +24,7 @@ from interop_harness import (
 
 require("pydantic_ai.ui.ag_ui", "pydantic_ai")
 
-from agui_msgspec import HttpAgent  # noqa: E402
+from agui_msgspec import GuardReport, HttpAgent, ProducerGuard  # noqa: E402
 
 FRONTEND_TOOLS = [
     {
@@ -102,6 +103,28 @@ def test_parallel_tool_calls_with_interleaved_deltas_are_rejected(base: str) -> 
     assert cli.rule == "tool-call-not-open"
 
 
+def test_the_producer_guard_reports_the_interleaved_calls_while_the_client_gets_the_bytes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pydantic_ai_app import app  # noqa: PLC0415
+
+    reports: list[GuardReport] = []
+    with serve(ProducerGuard(app(), on_violation=reports.append)) as url:
+        http, cli = first_turn(f"{url}/parallel_tools", "t-guarded", "Weather and time?")
+    # One report per response (HttpAgent's, then the CLI's), at the event the client rejects.
+    assert [(r.violation.rule, r.violation.index, r.path) for r in reports] == [
+        ("tool-call-not-open", 8, "/parallel_tools"),
+        ("tool-call-not-open", 8, "/parallel_tools"),
+    ]
+    offending = json.loads(reports[0].event or b"null")
+    assert (offending["type"], offending["toolCallId"]) == ("TOOL_CALL_ARGS", "call-w")
+    # The guard observes: the client still received every byte and judged them itself.
+    assert (http.rule, http.index, len(http.events)) == ("tool-call-not-open", 8, 8)
+    assert (cli.rule, cli.index) == ("tool-call-not-open", 8)
+    logged = [r for r in caplog.records if r.name == "agui_msgspec.guard"]
+    assert [getattr(r, "agui_rule", None) for r in logged] == ["tool-call-not-open"] * 2
+
+
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?")], tools=FRONTEND_TOOLS))
@@ -111,6 +134,8 @@ def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> N
     (call_message,) = first.new_messages
     assert [c.function.name for c in call_message.tool_calls] == ["confirm"]
 
+    # What the application still has to answer, as the producer named it.
+    assert (run.pending_tool_calls, run.pending_source) == (["call-f"], "producer")
     answer = {"id": "tool-1", "role": "tool", "toolCallId": "call-f", "content": "yes"}
     second = http_turn(
         agent,
