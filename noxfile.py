@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import nox
 
 ROOT = Path(__file__).parent
 SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
+NODE_PARITY = ROOT / "tests" / "node"
+PROTO_DATA = ROOT / "tests" / "data" / "proto"
 CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 
 nox.options.sessions = ["tests", "typecheck", "lint", "drift"]
@@ -38,11 +41,14 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-def _generate_into(session: nox.Session, out: Path) -> None:
+def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> None:
     for schema in SCHEMAS:
         session.run(
             "python", "-m", "codegen", "--schema", str(schema), "--out", str(out), silent=True
         )
+        if schema.with_name("proto-freeze.txt").exists():  # the protobuf wire schema and tables
+            args = ["--schema", str(schema), "--out", str(out), *(["--frozen"] if frozen else [])]
+            session.run("python", "-m", "codegen.proto", *args, silent=True)
 
 
 @nox.session
@@ -57,9 +63,11 @@ def drift(session: nox.Session) -> None:
     """Fail if generated/ differs from what codegen makes of schema/ now."""
     session.install(".[codegen]")
     with tempfile.TemporaryDirectory() as tmp:
-        _generate_into(session, Path(tmp))
-        fresh = sorted(p.name for p in Path(tmp).glob("*.py"))
-        committed = sorted(p.name for p in (ROOT / "generated").glob("*.py"))
+        _generate_into(session, Path(tmp), frozen=True)
+        fresh = sorted(p.name for p in Path(tmp).iterdir() if p.suffix in (".py", ".proto"))
+        committed = sorted(
+            p.name for p in (ROOT / "generated").iterdir() if p.suffix in (".py", ".proto")
+        )
         if fresh != committed:
             session.error(f"generated/ holds {committed}, codegen makes {fresh}")
         changed = [
@@ -69,7 +77,7 @@ def drift(session: nox.Session) -> None:
             session.error(
                 f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
             )
-    session.log(f"generated/ matches schema/ ({len(fresh)} modules)")
+    session.log(f"generated/ matches schema/ ({len(fresh)} files)")
 
 
 @nox.session
@@ -79,6 +87,50 @@ def conformance(session: nox.Session) -> None:
         session.skip(f"no conformance streams at {CONFORMANCE}")
     session.install(".")
     session.run("agui-msgspec", "conformance", str(CONFORMANCE))
+
+
+def _node_proto(session: nox.Session) -> Path:
+    """@ag-ui/proto installed by npm from tests/node's lockfile, in this session's folder."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        session.skip("node and npm are needed to run @ag-ui/proto")
+    node = Path(session.virtualenv.location) / "node"
+    node.mkdir(exist_ok=True)
+    for name in ("package.json", "package-lock.json", "proto_corpus.mjs", "proto_timing.mjs"):
+        shutil.copy(NODE_PARITY / name, node / name)
+    session.run(
+        "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(node),
+        external=True,
+    )  # fmt: skip
+    return node
+
+
+@nox.session
+def proto_parity(session: nox.Session) -> None:
+    """Byte parity with @ag-ui/proto 1.0.0 (node, npm): it re-encodes the corpus into
+    tests/data/proto/corpus-frames.json (a diff there is a parity break), decodes what we
+    encode, and the corpus tests run against the fresh frames."""
+    session.install(".[tests]")
+    node = _node_proto(session)
+    events, frames = PROTO_DATA / "corpus-events.json", PROTO_DATA / "corpus-frames.json"
+    script = str(node / "proto_corpus.mjs")
+    session.run("node", script, "encode", str(events), str(frames), external=True)
+    ours, decoded = node / "ours.json", node / "decoded.json"
+    session.run("python", str(NODE_PARITY / "parity.py"), "encode", str(events), str(ours))
+    session.run("node", script, "decode", str(ours), str(decoded), external=True)
+    session.run("python", str(NODE_PARITY / "parity.py"), "check", str(events), str(decoded))
+    session.run("pytest", "-q", "tests/test_proto.py", "-k", "reference or corpus")
+
+
+@nox.session
+def proto_bench(session: nox.Session) -> None:
+    """The protobuf binding against SSE, Google's protobuf runtime and @ag-ui/proto in node:
+    ``nox -s proto_bench -- --quick`` for a short run."""
+    session.install(".", "protobuf")
+    node = _node_proto(session)
+    session.run(
+        "python", "benchmarks/proto_bench.py", *session.posargs,
+        env={"AGUI_NODE_PROTO_DIR": str(node)},
+    )  # fmt: skip
 
 
 @nox.session

@@ -115,7 +115,9 @@ def test_the_request_is_a_json_post_asking_for_an_event_stream() -> None:
     (request,) = seen
     assert request.method == "POST"
     assert str(request.url) == "http://agent.test/run"
-    assert request.headers.get_list("accept") == ["text/event-stream"]
+    assert request.headers.get_list("accept") == [
+        "text/event-stream, application/vnd.ag-ui.event+proto"
+    ]
     assert request.headers["content-type"] == "application/json"
     assert request.headers["authorization"] == "Bearer k"
     assert json.loads(request.content) == {**INPUT, "protocolVersion": "1.1"}
@@ -557,7 +559,7 @@ def test_run_prints_events_as_they_arrive_then_the_answer(
     assert request["body"]["threadId"] == "th-9"
     assert request["body"]["protocolVersion"] == "1.1"
     assert [(m["role"], m["content"]) for m in request["body"]["messages"]] == [("user", "Say hi")]
-    assert request["headers"]["Accept"] == "text/event-stream"
+    assert request["headers"]["Accept"] == "text/event-stream, application/vnd.ag-ui.event+proto"
 
 
 def test_run_without_a_message_sends_an_empty_history_on_a_new_thread(

@@ -26,11 +26,10 @@ import msgspec
 
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Consumer, Result
+from agui_msgspec._consumer import Consumer, Result, reader_for
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
 from agui_msgspec._lifecycle import Run
 from agui_msgspec._tags import tag_of
-from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -43,7 +42,9 @@ _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agui-msgspec", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="verdict on a recorded stream (SSE or JSON lines)")
+    check = commands.add_parser(
+        "check", help="verdict on a recorded stream (SSE, JSON lines or protobuf frames)"
+    )
     check.add_argument("file", help="the recorded stream, or - for standard input")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.add_argument(
@@ -207,7 +208,7 @@ def _feed_file(
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
     read = getattr(stream, "read1", stream.read)
     head = read(READ_CHUNK)
-    reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+    reader = reader_for(head, consumer)
 
     def batches() -> Iterator[list[bytes]]:
         chunk = head

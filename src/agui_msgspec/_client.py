@@ -49,7 +49,8 @@ from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader
+from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, PayloadReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
 
@@ -61,6 +62,9 @@ INFLATE_PIECE = 64 * 1024
 """The most a compressed body inflates to in one step, before the reader frames it."""
 _EXCERPT_BYTES = 2048
 _EVENT_STREAM = "text/event-stream"
+# Both bindings, named: the protobuf one needs no extra dependency, and a server that does
+# not support it answers SSE (spec: basic/transports/http-protobuf, Negotiation).
+_ACCEPT = f"{_EVENT_STREAM}, {PROTOBUF_MEDIA_TYPE}"
 # What the agent can inflate piece by piece: nothing stacked, nothing else (br, zstd, ...).
 _ACCEPT_ENCODING = "gzip, deflate"
 _GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
@@ -164,7 +168,7 @@ class HttpAgent:
         self.url = url
         self.version = version
         self.headers = httpx.Headers(headers)
-        self.headers["Accept"] = _EVENT_STREAM  # replaces any casing of the name
+        self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"
         self.headers["Accept-Encoding"] = _ACCEPT_ENCODING
         self.timeout = timeout
@@ -222,7 +226,7 @@ class RunStream:
         self._consumer = Consumer(agent.version, on_warning=agent.on_warning, input=prepared)
         for message in early:
             self._consumer._warn(message)
-        self._reader = SSEReader(agent.max_event_size)
+        self._reader: PayloadReader = SSEReader(agent.max_event_size)  # or protobuf, by the reply
         self._inflater: _Inflater | None = None
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
@@ -329,7 +333,13 @@ class RunStream:
             coding = _content_coding(
                 response.headers.get_list("content-encoding", split_commas=True)
             )
-            if response.is_success and media_type.lower() == _EVENT_STREAM:
+            if response.is_success and media_type.lower() in (_EVENT_STREAM, PROTOBUF_MEDIA_TYPE):
+                if media_type.lower() == PROTOBUF_MEDIA_TYPE:
+                    self._reader = ProtobufReader(
+                        agent.max_event_size,
+                        self._consumer.bindings,
+                        on_warning=self._consumer._warn,
+                    )
                 if coding is not None:
                     self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
@@ -339,9 +349,7 @@ class RunStream:
                 raise self._deadline_error(None) from None
             if response.is_success:
                 got = media_type or "no content type"
-                message = (
-                    f"{agent.url} answered {response.status_code} with {got}, not {_EVENT_STREAM}"
-                )
+                message = f"{agent.url} answered {response.status_code} with {got}, not {_ACCEPT}"
             else:
                 message = (
                     f"{agent.url} answered HTTP {response.status_code} {response.reason_phrase}"

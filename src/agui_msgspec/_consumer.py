@@ -24,6 +24,7 @@ from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_doc
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
+from agui_msgspec._proto import ProtobufReader
 from agui_msgspec._reduce import Reducer
 from agui_msgspec._transports import (
     JSONLinesReader,
@@ -360,9 +361,10 @@ def consume_body(
 ) -> Result:
     """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
 
-    The body is read as JSON lines if it starts with ``{`` (after a BOM and whitespace),
+    The body is read as protobuf frames if its first byte is NUL (the high byte of a
+    frame's length), as JSON lines if it starts with ``{`` (after a BOM and whitespace),
     else as SSE, and each chunk's events go through the pipeline together. A body that
-    ends inside an event is truncated.
+    ends inside an event (or a frame) is truncated.
     """
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
@@ -374,13 +376,22 @@ def consume_body(
             head += chunk
             if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
                 break
-        reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+        reader = reader_for(head, consumer)
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
         consumer.close(inside_event=reader.discarded_partial)
 
     return _reported(
         lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
     )
+
+
+def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:
+    """The reader for a body that starts with ``head``: protobuf frames if its first byte is
+    NUL (a frame length's high byte; a text body never starts with NUL), JSON lines if it
+    starts with ``{``, else SSE. A protobuf reader's warnings join the consumer's."""
+    if head[:1] == b"\x00":
+        return ProtobufReader(version=consumer.bindings, on_warning=consumer._warn)
+    return SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
 
 
 def _reported(
