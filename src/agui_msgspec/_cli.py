@@ -20,6 +20,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Any
 
 import msgspec
@@ -56,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
+    conformance.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
     run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
     run.add_argument("url", help="the agent endpoint")
     run.add_argument("--message", help="send one user message with this text")
@@ -82,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(
             args.url, args.message, args.thread, args.version, agent_options, out, as_json=args.json
         )
-    return _conformance(args.folder, out)
+    return _conformance(args.folder, args.version, out)
 
 
 def _seconds(text: str) -> float:
@@ -328,11 +330,11 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path, out: _Output) -> int:
+def _conformance(folder: Path, version: str | ModuleType, out: _Output) -> int:
     if not folder.is_dir():
         print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
         return EXIT_USAGE
-    corpus = run_corpus(folder)
+    corpus = run_corpus(folder, version)
     for line in corpus.lines():
         out.line(line)
     out.flush()
