@@ -169,12 +169,9 @@ def test_legacy_thinking_for_an_old_peer_is_translated(base: str) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 item 6 (helper conf): the translated THINKING id repeats in every run, so "
-    "the second run's reasoning is appended to the first run's message",
-)
 def test_legacy_thinking_across_two_turns_keeps_each_runs_reasoning(base: str) -> None:
+    # THINKING_* events carry no ids: the translated reasoning message of each run must be
+    # its own (issue 13 item 6), not appended to the first run's.
     agent = HttpAgent(f"{base}/reasoning_legacy", timeout=30)
     first = http_turn(agent, run_input("t-legacy-2", [user("Think", "u1")]))
     second = http_turn(
