@@ -125,6 +125,26 @@ def test_the_producer_guard_reports_the_interleaved_calls_while_the_client_gets_
     assert [getattr(r, "agui_rule", None) for r in logged] == ["tool-call-not-open"] * 2
 
 
+def test_the_enforcing_guard_ends_the_stream_with_run_error_instead() -> None:
+    from pydantic_ai_app import app  # noqa: PLC0415
+
+    reports: list[GuardReport] = []
+    guarded = ProducerGuard(app(), on_violation=reports.append, end_with_run_error=True)
+    with serve(guarded) as url:
+        http, cli = first_turn(f"{url}/parallel_tools", "t-enforced", "Weather and time?")
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [
+        ("tool-call-not-open", 8),
+        ("tool-call-not-open", 8),
+    ]
+    # The client never sees the broken event: the run it gets failed, and the stream is
+    # conformant.
+    assert (http.verdict, http.status) == ("accepted", "failed")
+    # Events 0-7 as sent, then the guard's RUN_ERROR in place of event 8.
+    assert http.events[8:] == ["RUN_ERROR"]
+    assert http.runs[-1].error.code == "agui-guard:tool-call-not-open"
+    assert cli.runs[-1]["error"]["code"] == "agui-guard:tool-call-not-open"
+
+
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?")], tools=FRONTEND_TOOLS))
