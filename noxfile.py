@@ -1,4 +1,4 @@
-"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``."""
+"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``, ``interop``."""
 
 from __future__ import annotations
 
@@ -196,3 +196,29 @@ def _node_install(session: nox.Session, source: Path) -> Path:
     )  # fmt: skip
     stamp.write_text(digest)
     return target
+
+
+# The producers `nox -s interop` serves: each framework's AG-UI integration as published, pinned
+# (README "Real producers"), each in its own venv with the project's http extra.
+INTEROP_PINS = {
+    "pydantic_ai": ["pydantic-ai-slim[ag-ui]==2.68.0"],
+    "langgraph": ["ag-ui-langgraph[fastapi]==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
+    "agent_framework": ["agent-framework-ag-ui==1.7.0", "agent-framework-core==1.23.0"],
+    "strands": ["ag-ui-strands==1.0.2", "strands-agents==1.62.0"],
+}
+
+
+@nox.session
+@nox.parametrize("framework", list(INTEROP_PINS))
+def interop(session: nox.Session, framework: str) -> None:
+    """A framework's AG-UI endpoint on loopback over a fake model, via HttpAgent and the CLI.
+
+    ``nox -s interop`` runs all four; README "Real producers" says what each sends wrong.
+    """
+    session.install(".[http]", "pytest>=8", "uvicorn==0.54.0", *INTEROP_PINS[framework])
+    session.run(
+        "pytest",
+        f"tests/interop/test_{framework}.py",
+        *session.posargs,
+        env={"AGUI_INTEROP": framework},  # the framework must import: a failure, not a skip
+    )
