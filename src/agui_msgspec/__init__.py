@@ -15,6 +15,7 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
+from agui_msgspec._generate import generate
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
@@ -47,6 +48,7 @@ __all__ = [  # noqa: PLE0604
     "consume",
     "consume_body",
     "encode",
+    "generate",
     "prepare_input",
     "sse_frame",
     "v1_0",

@@ -1,5 +1,5 @@
 """The ``agui-msgspec`` command line: ``check`` a recorded stream, run ``conformance`` fixtures,
-``run`` a live agent over HTTP.
+``run`` a live agent over HTTP, ``generate`` bindings from a schema file.
 
 Exit codes: 0 accepted (or every fixture passed), 1 rejected (or a fixture
 failed, or the live run failed), 2 usage error.
@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -21,9 +22,10 @@ from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
 from agui_msgspec._consumer import Result, consume_body
 from agui_msgspec._errors import ProtocolViolation, UsageError
+from agui_msgspec._generate import generate
 from agui_msgspec._lifecycle import Run
 from agui_msgspec._tags import tag_of
-from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
@@ -34,27 +36,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = commands.add_parser("check", help="verdict on a recorded stream (SSE or JSON lines)")
     check.add_argument("file", help="the recorded stream, or - for standard input")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
-    check.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    _add_version_options(check)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
+    conformance.add_argument("--bindings", metavar="PATH.py", help=_BINDINGS_HELP)
     run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
     run.add_argument("url", help="the agent endpoint")
     run.add_argument("--message", help="send one user message with this text")
     run.add_argument("--thread", help="the thread id (default: a new uuid4)")
     run.add_argument("--json", action="store_true", help="print the result as JSON at the end")
-    run.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    _add_version_options(run)
+    gen = commands.add_parser("generate", help="write bindings for an AG-UI schema file")
+    gen.add_argument("schema", type=Path, help="the AG-UI schema.json to read")
+    gen.add_argument("--out", type=Path, required=True, help="the folder to write the module into")
+    gen.add_argument("--module", help="the module name (default: from $id, e.g. v1_1)")
+    gen.add_argument("--protocol-version", metavar="X.Y", help="PROTOCOL_VERSION (default: $id's)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_ACCEPTED
+    try:
+        if args.command == "generate":
+            print(
+                generate(
+                    args.schema,
+                    args.out,
+                    module=args.module,
+                    protocol_version=args.protocol_version,
+                )
+            )
+            return EXIT_ACCEPTED
+        bindings = None if args.bindings is None else load_bindings(args.bindings)
+    except UsageError as exc:
+        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "conformance":
+        return _conformance(args.folder, bindings)
+    version = bindings or args.version
     if args.command == "check":
-        return _check(args.file, args.version, as_json=args.json)
-    if args.command == "run":
-        return _run(args.url, args.message, args.thread, args.version, as_json=args.json)
-    return _conformance(args.folder)
+        return _check(args.file, version, as_json=args.json)
+    return _run(args.url, args.message, args.thread, version, as_json=args.json)
 
 
-def _check(file: str, version: str, *, as_json: bool) -> int:
+_BINDINGS_HELP = "a bindings module written by `agui-msgspec generate`, instead of --version"
+
+
+def _add_version_options(command: argparse.ArgumentParser) -> None:
+    choice = command.add_mutually_exclusive_group()
+    choice.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    choice.add_argument("--bindings", metavar="PATH.py", help=_BINDINGS_HELP)
+
+
+def _check(file: str, version: str | ModuleType, *, as_json: bool) -> int:
     try:
         body = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as exc:
@@ -148,17 +181,19 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path) -> int:
+def _conformance(folder: Path, bindings: ModuleType | None) -> int:
     if not folder.is_dir():
         print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
         return EXIT_USAGE
-    corpus = run_corpus(folder)
+    corpus = run_corpus(folder, bindings)
     for line in corpus.lines():
         print(line)
     return EXIT_ACCEPTED if not corpus.failed else EXIT_REJECTED
 
 
-def _run(url: str, text: str | None, thread: str | None, version: str, *, as_json: bool) -> int:
+def _run(
+    url: str, text: str | None, thread: str | None, version: str | ModuleType, *, as_json: bool
+) -> int:
     try:
         agent = HttpAgent(url, version=version)
     except (ImportError, UsageError) as exc:

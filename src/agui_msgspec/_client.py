@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -101,7 +102,7 @@ class HttpAgent:
 
     ``headers`` are sent with every request (authorization, say); ``Accept`` and
     ``Content-Type`` are the binding's and cannot be overridden. ``version`` is
-    the protocol version this client speaks and declares. ``timeout`` is in
+    the protocol version this client speaks and declares (or a bindings module). ``timeout`` is in
     seconds, for connecting and for each wait between received bytes (a run may
     stream for as long as it keeps sending); ``None`` waits forever; it applies
     to ``client`` too. ``max_event_size`` bounds one event (bytes). Pass
@@ -115,7 +116,7 @@ class HttpAgent:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        version: str = LATEST_VERSION,
+        version: str | ModuleType = LATEST_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         client: httpx.AsyncClient | None = None,

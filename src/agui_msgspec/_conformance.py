@@ -12,12 +12,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import msgspec
 
 from agui_msgspec._consumer import Result, consume
 from agui_msgspec._input import prepare_input
+from agui_msgspec._versions import LATEST_VERSION
 
 EXPECTED_RULES = {
     "chunk-conflicting-role-fatal": "chunk-conflicting-repeat",
@@ -61,22 +63,26 @@ class FixtureReport:
         return not self.problems
 
 
-def run_fixture(path: Path) -> FixtureReport:
+def run_fixture(path: Path, bindings: ModuleType | None = None) -> FixtureReport:
+    """One fixture's report; ``bindings`` (a generated module) replaces the 1.1 bindings."""
     try:
-        return _run_fixture(path)
+        return _run_fixture(path, bindings)
     except Exception as exc:  # a fixture that crashes the runner is a failed fixture, not a crash
         return FixtureReport(path.stem, [f"{type(exc).__name__}: {exc}"])
 
 
-def _run_fixture(path: Path) -> FixtureReport:
+def _run_fixture(path: Path, bindings: ModuleType | None) -> FixtureReport:
     fixture = json.loads(path.read_text(encoding="utf-8"))
     report = FixtureReport(fixture.get("name", path.stem))
     expect: dict[str, Any] = fixture.get("expect", {})
     if report.name in FOLLOWS_PROSE:
         expect = FOLLOWS_PROSE[report.name][1]
-    version = fixture.get("client", {}).get("maxProtocolVersion", "1.1")
+    # a fixture's version pin (an era's, say) decides what the request declares
+    version: str | ModuleType = fixture.get("client", {}).get(
+        "maxProtocolVersion", bindings or "1.1"
+    )
     payloads = [msgspec.json.encode(event) for event in fixture["stream"]]
-    result = consume(payloads, input=_full_input(fixture.get("input")))
+    result = consume(payloads, bindings or LATEST_VERSION, input=_full_input(fixture.get("input")))
     report.problems += list(_check_verdict(report.name, expect, result))
     report.problems += list(_check_events(expect, result))
     report.problems += list(_check_reducer(expect, result))
@@ -134,7 +140,9 @@ def _check_reducer(expect: dict[str, Any], result: Result) -> Iterator[str]:
         yield f"state {result.state!r} does not match {expect['state']!r}"
 
 
-def _check_request(fixture: dict[str, Any], expect: dict[str, Any], version: str) -> Iterator[str]:
+def _check_request(
+    fixture: dict[str, Any], expect: dict[str, Any], version: str | ModuleType
+) -> Iterator[str]:
     warnings: list[str] = []
     request = msgspec.to_builtins(
         prepare_input(_full_input(fixture.get("input")), version, warnings.append)
@@ -216,10 +224,10 @@ class CorpusReport:
         yield f"{len(self.passed)} passed, {len(self.failed)} failed"
 
 
-def run_corpus(folder: Path) -> CorpusReport:
+def run_corpus(folder: Path, bindings: ModuleType | None = None) -> CorpusReport:
     corpus = CorpusReport()
     for path in sorted(folder.glob("*.json")):
-        report = run_fixture(path)
+        report = run_fixture(path, bindings)
         if report.name.startswith("era-"):
             (
                 corpus.era_passed.append(report.name)

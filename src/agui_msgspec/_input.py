@@ -19,12 +19,12 @@ import msgspec
 
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._errors import MalformedEvent
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
 
 
 def prepare_input(
     input: Any,
-    version: str = LATEST_VERSION,
+    version: str | ModuleType = LATEST_VERSION,
     warn: Callable[[str], None] | None = None,
     *,
     interrupts: Sequence[Any] = (),
@@ -34,10 +34,21 @@ def prepare_input(
 
     ``interrupts`` are those of the run this input resumes (``Run.interrupts`` of an
     interrupted run); ``now`` is when an ``expiresAt`` is judged (default: the clock).
+    ``version`` is a version string or a generated bindings module; a module whose
+    ``PROTOCOL_VERSION`` is not ``MAJOR.MINOR`` (a draft) declares nothing, with a warning.
     """
     report = warn or (lambda _message: None)
-    declared = _declarable(version)
-    bindings = bindings_for(declared or LATEST_VERSION)
+    if isinstance(version, ModuleType):
+        bindings = bindings_for(version)
+        declared = _declarable(bindings.PROTOCOL_VERSION)
+        if declared is None:
+            report(
+                f"input /protocolVersion: the bindings' version {bindings.PROTOCOL_VERSION!r} "
+                "is not MAJOR.MINOR; no version is declared"
+            )
+    else:
+        declared = _declarable(version)
+        bindings = bindings_for(declared or LATEST_VERSION)
 
     def outgoing(document: dict[str, Any]) -> None:
         messages = document.get("messages")
@@ -122,8 +133,10 @@ def _expired(expires_at: Any, now: datetime) -> bool:
 
 
 def _declarable(version: str) -> str | None:
-    """The MAJOR.MINOR this consumer declares, or None for a pre-versioning era pin."""
-    major, _, rest = version.partition(".")
-    if not major.isdigit() or int(major) < 1:
+    """The MAJOR.MINOR this consumer declares (``1`` declares ``1.0``), or None for a
+    pre-versioning era pin (``0.x``) and a version that is not a number (a draft)."""
+    key = version_key(version if "." in version else f"{version}.0")
+    if key is None or key[0][0] == 0:  # major 0: from before version negotiation
         return None
-    return f"{major}.{rest.partition('.')[0] or '0'}"
+    major, minor = key
+    return f"{major[1]}.{minor[1] or '0'}"

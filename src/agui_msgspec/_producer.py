@@ -12,6 +12,8 @@ producer gets before sending is the verdict the peer would give on receipt.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import msgspec
 
 from agui_msgspec._enforce import Enforcer
@@ -56,7 +58,7 @@ class StrictWriter:
     tell the peer, send a ``RUN_ERROR`` frame with :func:`sse_frame` directly.
     """
 
-    def __init__(self, version: str = LATEST_VERSION) -> None:
+    def __init__(self, version: str | ModuleType = LATEST_VERSION) -> None:
         bindings = bindings_for(version)
         self._stripped: list[str] = []
         self._enforcer = Enforcer(bindings, self._stripped.append)
