@@ -24,7 +24,6 @@ from agui_msgspec._consumer import Result, consume_body
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._generate import generate
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._tags import tag_of
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -127,7 +126,7 @@ def _timeline(result: Result) -> list[str]:
         text = content if isinstance(content, str) else _content_summary(content)
         calls = getattr(message, "tool_calls", None) or []
         extra = f" +{len(calls)} tool call(s)" if calls else ""
-        lines.append(f"  [{tag_of(message)}] {text[:100]!r}{extra}")
+        lines.append(f"  [{message.role}] {text[:100]!r}{extra}")
     lines += [f"warning: {warning}" for warning in result.warnings]
     if result.violation is not None:
         lines.append(f"REJECTED {result.violation}")
@@ -251,14 +250,14 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], *, as_json: bool) -
 
 def _live_detail(event: Any) -> str:
     """One line for an event: its type, its id, and what it carries."""
-    line = f"{tag_of(event)}{_event_detail(event)}"
+    line = f"{event.type}{_event_detail(event)}"
     for attr in ("tool_call_name", "role", "delta", "content", "message"):
         value = getattr(event, attr, msgspec.UNSET)
         if isinstance(value, str):
             line += f" {attr}={value!r}"
     outcome = getattr(event, "outcome", msgspec.UNSET)
     if outcome is not msgspec.UNSET:
-        line += f" outcome={tag_of(outcome)}"
+        line += f" outcome={outcome.type}"
     return line
 
 
@@ -282,7 +281,7 @@ def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:
 def _message_lines(message: Any) -> list[str]:
     """The assembled message, its text in full: what a person reads back."""
     content = getattr(message, "content", msgspec.UNSET)
-    head = f"  [{tag_of(message)}]"
+    head = f"  [{message.role}]"
     tool_call_id = getattr(message, "tool_call_id", msgspec.UNSET)
     if isinstance(tool_call_id, str):
         head += f" result of {tool_call_id}:"

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
-from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._errors import MalformedEvent, UsageError
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
 
 
@@ -48,6 +48,8 @@ def prepare_input(
             )
     else:
         declared = _declarable(version)
+        if declared is None and not _era_pin(version):
+            raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
         bindings = bindings_for(declared or LATEST_VERSION)
 
     def outgoing(document: dict[str, Any]) -> None:
@@ -135,8 +137,18 @@ def _expired(expires_at: Any, now: datetime) -> bool:
 def _declarable(version: str) -> str | None:
     """The MAJOR.MINOR this consumer declares (``1`` declares ``1.0``), or None for a
     pre-versioning era pin (``0.x``) and a version that is not a number (a draft)."""
-    key = version_key(version if "." in version else f"{version}.0")
-    if key is None or key[0][0] == 0:  # major 0: from before version negotiation
+    key = _version_key(version)
+    if key is None or _era_pin(version):
         return None
     major, minor = key
     return f"{major[1]}.{minor[1] or '0'}"
+
+
+def _era_pin(version: str) -> bool:
+    """A version from before negotiation: major 0 (``0.0.39``)."""
+    key = _version_key(version)
+    return key is not None and key[0][0] == 0
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    return version_key(version if "." in version else f"{version}.0")
