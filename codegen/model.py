@@ -121,7 +121,7 @@ def short_doc(node: dict[str, Any]) -> str:
 
 def version_from_id(schema_id: str) -> str | None:
     """The version an upstream ``$id`` names (``.../spec/1.1/schema.json`` → ``1.1``)."""
-    match = re.search(r"/spec/([^/]+)/schema\.json$", schema_id)
+    match = re.fullmatch(r".*/spec/([0-9A-Za-z._-]+)/schema\.json", schema_id, re.DOTALL)
     return None if match is None else match.group(1)
 
 
@@ -198,6 +198,7 @@ class _Reader:
                     and all(isinstance(c, str) for c in consts)
                     and len(set(consts)) == len(consts)
                 ):
+                    _check_name(snake_case(prop), f"{name}'s tag property {prop!r}")
                     tags.update({m: (prop, str(c)) for m, c in zip(members, consts, strict=False)})
                     break
             else:
@@ -274,6 +275,7 @@ class _Reader:
             )
         )
         for name, node in self.defs.items():
+            _check_name(name, f"$defs name {name!r}")
             doc = short_doc(node)
             model = self.models.get(DEFS_PREFIX + name)
             if "enum" in node:
@@ -357,6 +359,7 @@ class _Reader:
             else:
                 annotation = self.annotation(f.data_type, f.constraints)
             attr = snake_case(wire)
+            _check_name(attr, f"{owner}.{wire}")
             default = None if f.default is None or f.required else _literal(f.default)
             specs.append(
                 FieldSpec(
@@ -373,6 +376,12 @@ class _Reader:
                     self.bindings.enums.append(
                         EnumSpec(_inline_enum_name(name, wire), short_doc(prop), values)
                     )
+
+
+def _check_name(name: str, what: str) -> None:
+    """The schema's names become Python names in the module: nothing else may pass."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise CodegenError(f"{what} is not usable as a Python name")
 
 
 def _inline_enum_name(owner: str, wire: str) -> str:

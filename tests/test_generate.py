@@ -4,6 +4,7 @@ from the installed package (the ``codegen`` extra)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 import agui_msgspec
 from agui_msgspec import UsageError
 from agui_msgspec._cli import main
+from agui_msgspec._versions import load_bindings
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_1_1 = ROOT / "schema" / "1.1" / "schema.json"
@@ -132,3 +134,54 @@ def test_without_the_codegen_extra_the_command_names_it(
     assert "pip install 'agui-msgspec[codegen]'" in err
     with pytest.raises(UsageError, match=r"agui-msgspec\[codegen\]"):
         agui_msgspec.generate(SCHEMA_1_1, tmp_path)
+
+
+INJECTED = '"]\nraise SystemExit("injected")\n#'
+
+
+def hostile_schema(tmp_path: Path, change: dict[str, object]) -> Path:
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    if "$id" in change:
+        schema["$id"] = change["$id"]
+    if "enum" in change:
+        schema["$defs"]["TextMessageRole"]["enum"].append(change["enum"])
+    if "def" in change:
+        schema["$defs"][change["def"]] = {"type": "object", "properties": {}}
+    if "property" in change:
+        schema["$defs"]["RunStartedEvent"]["properties"][change["property"]] = {"type": "string"}
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    return path
+
+
+def test_schema_strings_are_written_as_literals_never_as_code(tmp_path: Path) -> None:
+    hostile_id = f"https://example.test/{INJECTED}/spec/1.1/schema.json"
+    schema = hostile_schema(tmp_path, {"$id": hostile_id, "enum": INJECTED})
+    bindings = load_bindings(agui_msgspec.generate(schema, tmp_path, module="hostile"))
+    try:
+        assert hostile_id == bindings.SCHEMA_ID
+        assert INJECTED in bindings.CLOSED_STRING_SETS["TextMessageRole"]
+        assert bindings.PROTOCOL_VERSION == "1.1"
+    finally:
+        sys.modules.pop("hostile", None)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"def": "Bad-Name"},
+        {"def": "class"},
+        {"property": "x-y"},
+        {"$id": f"/spec/{INJECTED}/schema.json"},
+    ],
+    ids=["def-name", "keyword", "property", "version-in-id"],
+)
+def test_schema_names_that_are_not_python_names_are_refused(
+    change: dict[str, object], tmp_path: Path
+) -> None:
+    schema = hostile_schema(tmp_path, change)
+    with pytest.raises(
+        UsageError, match=r"not usable as a Python name|cannot read a protocol version"
+    ):
+        agui_msgspec.generate(schema, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
