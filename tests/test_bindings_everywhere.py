@@ -222,6 +222,7 @@ def test_bindings_that_are_not_bindings_are_usage_errors(
         str(plain): "is not generated AG-UI bindings",
         str(broken): "RuntimeError: no",
         str(tmp_path / "schema.json"): "not a Python module file",
+        str(tmp_path / "json.py"): "a module named 'json' is already imported",
     }
     for path, complaint in cases.items():
         assert main([command, target, "--bindings", path]) == 2

@@ -42,37 +42,35 @@ def load_bindings(path: str | Path) -> ModuleType:
     """The bindings module in the file at ``path`` (what ``agui-msgspec generate`` wrote).
 
     It is registered in ``sys.modules`` under its file name, as an import would,
-    because msgspec resolves the Structs' annotations through it.
+    because msgspec resolves the Structs' annotations through it; a name some other
+    module holds there is refused rather than replaced.
     """
     path = Path(path)
     name = path.stem
     if path.suffix != ".py" or not name.isidentifier():
         raise UsageError(f"{str(path)!r} is not a Python module file (NAME.py)")
-    spec = importlib.util.spec_from_file_location(name, path)
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if getattr(loaded, "__file__", None) == str(path.resolve()):
+            return bindings_for(loaded)
+        raise UsageError(f"a module named {name!r} is already imported: rename {str(path)!r}")
+    spec = importlib.util.spec_from_file_location(name, path.resolve())
     if spec is None or spec.loader is None:  # pragma: no cover - a .py path always has a spec
         raise UsageError(f"cannot load {str(path)!r}")
     module = importlib.util.module_from_spec(spec)
-    previous = sys.modules.get(name)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
-        _restore(name, previous)
-        if isinstance(exc, FileNotFoundError):
-            raise UsageError(f"cannot read {str(path)!r}: no such file") from None
-        raise UsageError(f"cannot load {str(path)!r}: {type(exc).__name__}: {exc}") from None
-    try:
         return bindings_for(module)
     except UsageError:
-        _restore(name, previous)
+        del sys.modules[name]
         raise
-
-
-def _restore(name: str, previous: ModuleType | None) -> None:
-    if previous is None:
-        sys.modules.pop(name, None)
-    else:
-        sys.modules[name] = previous
+    except FileNotFoundError:
+        del sys.modules[name]
+        raise UsageError(f"cannot read {str(path)!r}: no such file") from None
+    except Exception as exc:
+        del sys.modules[name]
+        raise UsageError(f"cannot load {str(path)!r}: {type(exc).__name__}: {exc}") from None
 
 
 def version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
