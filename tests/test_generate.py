@@ -80,7 +80,7 @@ def test_the_module_is_ruff_clean_and_mypy_strict_clean(tmp_path: Path, draft_co
     ("options", "complaint"),
     [
         (["--module", "1st"], "not a Python identifier"),
-        (["--module", "class"], "not a Python identifier"),
+        (["--module", "class"], "not usable"),
         (["--protocol-version", "draft"], "not MAJOR.MINOR"),
         (["--protocol-version", "\u00b2.1"], "not MAJOR.MINOR"),
         (["--protocol-version", "1.1.0"], "not MAJOR.MINOR"),

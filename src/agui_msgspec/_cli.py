@@ -56,14 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if exit_.code else EXIT_ACCEPTED
     try:
         if args.command == "generate":
-            print(
-                generate(
-                    args.schema,
-                    args.out,
-                    module=args.module,
-                    protocol_version=args.protocol_version,
-                )
-            )
+            options = {"module": args.module, "protocol_version": args.protocol_version}
+            print(generate(args.schema, args.out, **options))
             return EXIT_ACCEPTED
         bindings = None if args.bindings is None else load_bindings(args.bindings)
     except UsageError as exc:

@@ -39,7 +39,7 @@ def generate(
     schema the generator cannot read.
     """
     if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
-        raise UsageError(f"module name {module!r} is not a Python identifier")
+        raise UsageError(f"module name {module!r} is not usable: not a Python identifier")
     if protocol_version is not None and (
         version_key(protocol_version) is None or protocol_version.count(".") != 1
     ):
