@@ -135,6 +135,7 @@ def bench(session: nox.Session) -> None:
     """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
     session.install(".", "orjson", "ag-ui-protocol==1.0.0")
     session.run("python", "benchmarks/run.py", *session.posargs)
+    session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
 
 
 @nox.session

@@ -20,9 +20,16 @@ import msgspec
 import pytest
 
 import agui_msgspec
-from agui_msgspec import Consumer, HttpAgent, StrictWriter, consume, consume_body, prepare_input
+from agui_msgspec import (
+    Consumer,
+    HttpAgent,
+    StrictWriter,
+    consume,
+    consume_body,
+    prepare_input,
+    read_input,
+)
 from agui_msgspec._cli import main
-from agui_msgspec._input import read_input
 from agui_msgspec._versions import load_bindings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,8 +120,7 @@ def test_prepare_input_declares_the_module_version(bindings: ModuleType) -> None
 
 
 def test_read_input_types_with_the_module(bindings: ModuleType) -> None:
-    warnings: list[str] = []
-    read = read_input({**INPUT, "vendorTrace": "x"}, bindings, warnings.append)
+    read, warnings = read_input(json.dumps({**INPUT, "vendorTrace": "x"}), version=bindings)
     assert type(read) is bindings.RunAgentInput
     assert type(read.messages[0]) is bindings.UserMessage
     assert len(warnings) == 1

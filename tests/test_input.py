@@ -84,8 +84,10 @@ def test_the_callers_input_is_left_as_it_was() -> None:
             "/messages/0/id",
             id="nested-wrong-type",
         ),
-        pytest.param(base(messages=[{"role": "user", "id": "u"}]), "/messages/0", id="missing"),
-        pytest.param({"threadId": "t", "runId": "r"}, "", id="missing-messages"),
+        pytest.param(
+            base(messages=[{"role": "user", "id": "u"}]), "/messages/0/content", id="missing"
+        ),
+        pytest.param({"threadId": "t", "runId": "r"}, "/messages", id="missing-messages"),
     ],
 )
 def test_malformed_known_field_is_rejected_before_sending(input: Event, path: str) -> None:

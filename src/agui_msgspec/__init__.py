@@ -16,9 +16,16 @@ from agui_msgspec._errors import (
     UsageError,
 )
 from agui_msgspec._generate import generate
-from agui_msgspec._input import prepare_input
+from agui_msgspec._input import prepare_input, read_input
 from agui_msgspec._lifecycle import Run, RunStatus
+from agui_msgspec._official import from_official, to_official
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
+from agui_msgspec._server import (
+    PROTOBUF_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    EventStream,
+    negotiate_media_type,
+)
 from agui_msgspec._transports import JSONLinesReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from agui_msgspec.v1_1 import *  # noqa: F403
@@ -26,9 +33,12 @@ from agui_msgspec.v1_1 import __all__ as _bindings
 
 __all__ = [  # noqa: PLE0604
     "LATEST_VERSION",
+    "PROTOBUF_MEDIA_TYPE",
+    "SSE_MEDIA_TYPE",
     "SUPPORTED_VERSIONS",
     "ChunkViolation",
     "Consumer",
+    "EventStream",
     "HttpAgent",
     "HttpAgentError",
     "JSONLinesReader",
@@ -48,9 +58,13 @@ __all__ = [  # noqa: PLE0604
     "consume",
     "consume_body",
     "encode",
+    "from_official",
     "generate",
+    "negotiate_media_type",
     "prepare_input",
+    "read_input",
     "sse_frame",
+    "to_official",
     "v1_0",
     "v1_1",
     *_bindings,

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 import msgspec.inspect as mi
@@ -35,7 +35,14 @@ from agui_msgspec._compat import TRANSLATED_TYPES
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._patch import json_kind, pointer_token
 
-Payload = bytes | bytearray | memoryview | str | Mapping[str, Any] | msgspec.Struct
+
+class OfficialModel(Protocol):
+    """A pydantic model, such as the official SDK's events (``ag_ui.core``)."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]: ...
+
+
+Payload = bytes | bytearray | memoryview | str | Mapping[str, Any] | msgspec.Struct | OfficialModel
 _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 """Payloads that are JSON text (subclasses too); anything else is a document to encode."""
 _EXACT_TEXT_TYPES = frozenset(_TEXT_TYPES)
@@ -487,16 +494,34 @@ def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -
 
 
 def encode_document(payload: object, index: int) -> bytes:
-    """A payload given as a Python value (a dict, an event Struct) as the JSON bytes it stands for."""
+    """A payload given as a Python value (a dict, an event Struct, a pydantic model of the
+    official SDK) as the JSON bytes it stands for."""
     if isinstance(payload, msgspec.Struct):
         return msgspec.json.encode(payload)
     if not isinstance(payload, Mapping):
+        # Imported here: the interop module uses this one, and only this rare branch uses it.
+        from agui_msgspec._official import is_official, official_document  # noqa: PLC0415
+
+        if is_official(payload):
+            # Written as the SDK's own encoder writes it (NaN as null, say), only faster.
+            try:
+                return msgspec.json.encode(official_document(payload))
+            except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+                pass
+            try:  # a value only pydantic can write: an application's model inside a dict, say
+                return payload.model_dump_json(by_alias=True).encode()  # type: ignore[attr-defined,no-any-return]
+            except (TypeError, ValueError) as exc:
+                raise MalformedEvent(
+                    "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
+                ) from None
         raise MalformedEvent(
             "not-an-object", f"an event is a JSON object, got {json_kind(payload)}", index=index
         )
     # The standard library refuses NaN and Infinity, which msgspec would write as null.
     try:
-        return json.dumps(dict(payload), allow_nan=False, ensure_ascii=False).encode("utf-8")
+        return json.dumps(
+            dict(payload), allow_nan=False, ensure_ascii=False, separators=(",", ":")
+        ).encode("utf-8")
     except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
         raise MalformedEvent(
             "invalid-json", f"the event is not JSON-encodable: {exc}", index=index

@@ -11,28 +11,46 @@ from __future__ import annotations
 class ProtocolViolation(Exception):
     """The stream broke a rule of the AG-UI specification; the consumer rejects it."""
 
-    def __init__(self, rule: str, detail: str, *, index: int | None = None, path: str = "") -> None:
+    def __init__(
+        self,
+        rule: str,
+        detail: str,
+        *,
+        index: int | None = None,
+        path: str = "",
+        subject: str | None = None,
+    ) -> None:
         self.rule = rule
         self.detail = detail
         self.index = index
         self.path = path
+        self.subject = subject
+        """What ``path`` points into when it is not a stream's event ("request body", say)."""
         self.delivered: list[object] = []
         """Events of the failing payload that passed before it (a chunk expands to several)."""
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = "end of stream" if self.index is None else f"event {self.index}"
+        if self.subject is not None:
+            where = self.subject
+        else:
+            where = "end of stream" if self.index is None else f"event {self.index}"
         at = f" at {self.path}" if self.path else ""
         return f"[{self.rule}] {where}{at}: {self.detail}"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), self.rule, self.detail, self.index, self.path))
+        return (_rebuild, (type(self), self.rule, self.detail, self.index, self.path, self.subject))
 
 
 def _rebuild(
-    cls: type[ProtocolViolation], rule: str, detail: str, index: int | None, path: str
+    cls: type[ProtocolViolation],
+    rule: str,
+    detail: str,
+    index: int | None,
+    path: str,
+    subject: str | None = None,
 ) -> ProtocolViolation:
-    return cls(rule, detail, index=index, path=path)
+    return cls(rule, detail, index=index, path=path, subject=subject)
 
 
 class MalformedEvent(ProtocolViolation):

@@ -1,6 +1,10 @@
-"""Outgoing enforcement: the ``RunAgentInput`` a consumer is about to send.
+"""The ``RunAgentInput``: read on the receiving end, enforced before it is sent.
 
-Spec: basic/processing and basic/run-input. Before anything is sent, what the
+``read_input`` is the producer's side: the request body as a typed input, with
+what the version does not recognise stripped (spec: basic/run-input, Error
+Handling). ``prepare_input`` is the consumer's outgoing check.
+
+``prepare_input`` (spec: basic/processing and basic/run-input): before anything is sent, what the
 version does not recognise is stripped with a warning, a malformed known field
 is fatal, activity messages (the application's own) are removed, and the
 consumer declares the protocol version it speaks. A resume after an interrupted
@@ -10,6 +14,7 @@ only abandon, never resolve, one that has expired.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from types import ModuleType
@@ -19,7 +24,12 @@ import msgspec
 
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._errors import MalformedEvent, UsageError
+from agui_msgspec._official import is_official, official_document
+from agui_msgspec._patch import json_kind, pointer_token
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
+
+_TOO_DEEP = "the input nests too deeply"
+_MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
 
 
 def prepare_input(
@@ -66,41 +76,78 @@ def prepare_input(
         else:
             document["protocolVersion"] = declared
 
-    prepared = read_input(input, bindings, report, adjust=outgoing)
+    prepared = typed_input(input, bindings, report, adjust=outgoing)
     _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
     return prepared
 
 
-def read_input(
+def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[Any, list[str]]:
+    """The receiving end: a request body as this version's ``RunAgentInput`` and its warnings.
+
+    ``body`` is the JSON text (bytes or str), a wire-named dict, a ``RunAgentInput`` Struct or
+    an official ``ag-ui-protocol`` model. Unrecognised material is stripped, one warning per
+    path (spec: basic/run-input, Error Handling); nothing else changes. A body that is not
+    JSON, not an object, or has a known field the schema rejects raises
+    ``MalformedEvent(rule="malformed-input")`` with the JSON Pointer ``path``: answer it
+    with an HTTP error status, as the run never started.
+    """
+    warnings: list[str] = []
+    if isinstance(body, (bytes, bytearray, memoryview, str)):
+        try:
+            body = msgspec.json.decode(body)
+        except (msgspec.DecodeError, UnicodeError) as exc:
+            raise _malformed(f"not JSON: {exc}") from None
+        except RecursionError:
+            raise _malformed(_TOO_DEEP) from None
+    return typed_input(body, bindings_for(version), warnings.append), warnings
+
+
+def typed_input(
     input: Any,
     bindings: ModuleType,
     warn: Callable[[str], None],
     *,
     adjust: Callable[[dict[str, Any]], None] | None = None,
 ) -> Any:
-    """``input`` (a Struct of any version, or a wire-named dict) as this version's
-    ``RunAgentInput``: unknown material stripped with a warning, malformed fields fatal.
+    """``input`` (a Struct of any version, an official model, or a wire-named dict) as this
+    version's ``RunAgentInput``: unknown material stripped with a warning, malformed fields fatal.
 
     ``adjust`` may change the cleaned document before it is typed.
     """
-    document = msgspec.to_builtins(input) if isinstance(input, msgspec.Struct) else input
+    if isinstance(input, msgspec.Struct):
+        document = msgspec.to_builtins(input)
+    elif is_official(input):
+        document = official_document(input)
+    else:
+        document = input
     if not isinstance(document, dict):
-        raise MalformedEvent("malformed-input", "a RunAgentInput is a JSON object")
+        raise _malformed(f"a RunAgentInput is a JSON object, got {json_kind(document)}")
     try:  # a private copy to clean, in plain JSON types
         document = msgspec.json.decode(msgspec.json.encode(document))
+        cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
-        raise MalformedEvent("malformed-input", f"input is not JSON: {exc}") from None
-    cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
+        raise _malformed(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise _malformed(_TOO_DEEP) from None
     if not isinstance(cleaned, dict):
-        raise MalformedEvent("malformed-input", f"input: {cleaned.reason}")
+        raise _malformed(cleaned.reason)
     if adjust is not None:
         adjust(cleaned)
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
+    except RecursionError:
+        raise _malformed(_TOO_DEEP) from None
     except msgspec.ValidationError as exc:
-        raise MalformedEvent(
-            "malformed-input", f"input: {exc}", path=pointer_from_msgspec(str(exc))
-        ) from None
+        message = str(exc)
+        path = pointer_from_msgspec(message)
+        missing = _MISSING_FIELD.match(message)
+        if missing is not None:  # msgspec places a missing field at its container
+            path += "/" + pointer_token(missing.group(1))
+        raise _malformed(message.partition(" - at `")[0], path) from None
+
+
+def _malformed(detail: str, path: str = "") -> MalformedEvent:
+    return MalformedEvent("malformed-input", detail, path=path, subject="request body")
 
 
 def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: datetime) -> None:
@@ -110,15 +157,17 @@ def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: dateti
         if entry is None:
             raise MalformedEvent(
                 "resume-uncovered",
-                f"input: the resume leaves interrupt {interrupt.id!r} without an entry",
+                f"the resume leaves interrupt {interrupt.id!r} without an entry",
                 path="/resume",
+                subject="request body",
             )
         if entry.status == "resolved" and _expired(interrupt.expires_at, now):
             raise MalformedEvent(
                 "resume-expired",
-                f"input: interrupt {interrupt.id!r} expired at {interrupt.expires_at}; "
+                f"interrupt {interrupt.id!r} expired at {interrupt.expires_at}; "
                 "it may only be cancelled",
                 path="/resume",
+                subject="request body",
             )
 
 

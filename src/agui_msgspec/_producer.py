@@ -12,11 +12,13 @@ producer gets before sending is the verdict the peer would give on receipt.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import ModuleType
+from typing import Any, Literal
 
 import msgspec
 
-from agui_msgspec._enforce import Enforcer
+from agui_msgspec._enforce import Enforcer, OfficialModel, encode_document
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import Lifecycle
@@ -55,7 +57,8 @@ class StrictWriter:
     A writer that raised is failed for good, like a consumer that rejected a
     stream: the event may have been partly absorbed (a chunk closes its
     predecessor before it is judged), so no later verdict could be trusted. To
-    tell the peer, send a ``RUN_ERROR`` frame with :func:`sse_frame` directly.
+    tell the peer, send a ``RUN_ERROR`` frame with :func:`sse_frame` directly, if
+    :attr:`stream_state` is not ``failed``; :class:`EventStream` does all of this.
     """
 
     def __init__(self, version: str | ModuleType = LATEST_VERSION) -> None:
@@ -67,14 +70,29 @@ class StrictWriter:
         self._index = 0
         self._violation: ProtocolViolation | None = None
 
-    def check(self, event: msgspec.Struct) -> bytes:
-        """The SSE frame for ``event``, or the violation sending it would be."""
+    def check(self, event: msgspec.Struct | Mapping[str, Any] | OfficialModel) -> bytes:
+        """The SSE frame for ``event``, or the violation sending it would be.
+
+        ``event`` is a Struct, a wire-named dict or an official ``ag-ui-protocol`` model.
+        """
+        _typed, data = self._check(event)
+        return b"data: " + data + b"\n\n"
+
+    def _check(
+        self, event: msgspec.Struct | Mapping[str, Any] | OfficialModel
+    ) -> tuple[msgspec.Struct, bytes]:
+        """``check`` for another framing: the event as the consumer will decode it (a
+        Struct of the pinned version) and its compact JSON, or the violation."""
         if self._violation is not None:
             raise self._violation
         index = self._index
         self._index += 1
-        data = encoder.encode(event)
         try:
+            data = (
+                encoder.encode(event)
+                if isinstance(event, msgspec.Struct)
+                else encode_document(event, index)
+            )
             decoded = self._enforcer.decode(data, index)
             if self._stripped:
                 raise ProtocolViolation(
@@ -88,7 +106,15 @@ class StrictWriter:
         except ProtocolViolation as violation:
             self._violation = violation
             raise
-        return b"data: " + data + b"\n\n"
+        return decoded, data
+
+    @property
+    def stream_state(self) -> Literal["idle", "active", "closed", "failed"]:
+        """Where the stream stands: ``idle`` before the first run, ``active`` in a run,
+        ``closed`` after ``RUN_FINISHED``, ``failed`` after ``RUN_ERROR``. After a refusal it
+        is the state the refused event left: a ``RUN_ERROR`` may still end the stream
+        well-formed unless this is ``failed`` (spec: events/lifecycle)."""
+        return self._lifecycle.state.value
 
     def close(self) -> None:
         """The producer is done: raises ``ProtocolViolation(rule="truncated")`` if a run is active.

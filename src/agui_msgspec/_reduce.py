@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._input import read_input
+from agui_msgspec._input import typed_input
 from agui_msgspec._patch import PatchConflict, apply_patch
 
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
@@ -124,7 +124,7 @@ class Reducer:
 
     def _seed(self, input: Any) -> None:
         # The same reading as outgoing input: what the version does not know is stripped.
-        seed = read_input(input, self._b, self._warn)
+        seed = typed_input(input, self._b, self._warn)
         if seed.state is not UNSET:
             self.state = seed.state
         for message in seed.messages:

@@ -1,0 +1,248 @@
+"""The producer's HTTP response, framework-neutral: media type, headers and body bytes.
+
+``negotiate_media_type`` applies the bindings' rules (spec: basic/transports/http-sse
+and http-protobuf): the protobuf binding when the ``Accept`` header admits its media
+type with a positive quality and a framer for it is registered here, SSE otherwise.
+
+``EventStream`` turns the agent's events into body bytes, each checked by a
+:class:`StrictWriter` first. A stream the writer refuses does not break off: it ends
+with a ``RUN_ERROR`` naming the rule, which the lifecycle admits while items are
+still open ("RUN_ERROR ends whatever was still open along with the run", spec:
+events/lifecycle), so the consumer sees a failed run on a well-formed stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from types import ModuleType
+from typing import Any
+
+import msgspec
+
+from agui_msgspec._enforce import OfficialModel
+from agui_msgspec._errors import ProtocolViolation, UsageError
+from agui_msgspec._producer import StrictWriter
+from agui_msgspec._versions import LATEST_VERSION, bindings_for
+
+SSE_MEDIA_TYPE = "text/event-stream"
+PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+
+ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel
+Framer = Callable[[msgspec.Struct, bytes], bytes]
+"""One event's bytes on the wire, from the event (as the consumer will decode it) and its
+compact JSON."""
+
+
+def _sse(_event: msgspec.Struct, data: bytes) -> bytes:
+    return b"data: " + data + b"\n\n"
+
+
+FRAMERS: dict[str, Framer] = {SSE_MEDIA_TYPE: _sse}
+"""Response media type → framer. A binding this table lacks is never negotiated."""
+
+logger = logging.getLogger("agui_msgspec")
+
+_QVALUE = re.compile(r"(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\Z")  # RFC 9110 §12.4.2
+
+
+def negotiate_media_type(accept: str | None) -> str:
+    """The response media type for a request's ``Accept`` header: ``PROTOBUF_MEDIA_TYPE``
+    when the header admits it with a positive quality (by name or by a wildcard, relative
+    qualities not consulted) and it can be framed, else ``SSE_MEDIA_TYPE``.
+
+    No header, or an empty one, answers SSE: the default binding.
+    """
+    if accept and PROTOBUF_MEDIA_TYPE in FRAMERS and _admits(accept, PROTOBUF_MEDIA_TYPE):
+        return PROTOBUF_MEDIA_TYPE
+    return SSE_MEDIA_TYPE
+
+
+def _admits(accept: str, media_type: str) -> bool:
+    """Whether ``accept`` gives ``media_type`` a positive quality: the quality of the most
+    specific range that matches it (RFC 9110 §12.5.1); a range with a bad ``q`` matches nothing."""
+    best_specificity, quality = -1, 0.0
+    # the ranges that can match, most specific highest
+    matching = {media_type: 2, media_type.partition("/")[0] + "/*": 1, "*/*": 0}
+    for entry in accept.split(","):
+        media_range, *parameters = (part.strip() for part in entry.split(";"))
+        specificity = matching.get(media_range.lower())
+        if specificity is None:
+            continue
+        q = _quality(parameters)
+        if q is None or specificity < best_specificity:
+            continue
+        if specificity > best_specificity:
+            best_specificity, quality = specificity, q
+        else:
+            quality = max(quality, q)
+    return quality > 0
+
+
+def _quality(parameters: list[str]) -> float | None:
+    """The ``q`` parameter (1 when absent), or None when it is not a qvalue."""
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() != "q":
+            continue
+        value = value.strip()
+        return float(value) if _QVALUE.match(value) else None
+    return 1.0
+
+
+class EventStream:
+    """The response to one run request: ``media_type``, ``headers``, and the body as an
+    async iterable (or, for a sync ``events`` iterable, also a sync one) of bytes.
+
+    ``events`` yields Structs, wire-named dicts or official ``ag-ui-protocol`` models. Each
+    goes through a :class:`StrictWriter` for ``version`` and is framed for ``media_type``,
+    one write per event. The stream always ends well formed:
+
+    - an event the writer refuses ends it with ``RUN_ERROR`` (``code`` the rule id,
+      ``message`` the violation), kept on :attr:`violation`;
+    - ``events`` ending with a run still open (or with no event at all) ends it with
+      ``RUN_ERROR`` (``code="truncated"``);
+    - an exception raised by ``events`` ends it with ``RUN_ERROR``
+      (``code="agent-exception"``, the message naming only the exception's class: its text
+      may hold what the client must not see); it is logged on the ``agui_msgspec`` logger
+      and kept on :attr:`exception`.
+
+    No ``RUN_ERROR`` follows one the agent sent itself (only ``RUN_STARTED`` may). A sync
+    iterable is iterated on the event loop by ``async for``: give an async one if producing
+    an event blocks. The producer's iterable is closed when the stream ends early.
+    """
+
+    def __init__(
+        self,
+        events: Iterable[ProducedEvent] | AsyncIterable[ProducedEvent],
+        accept: str | None = None,
+        *,
+        version: str | ModuleType = LATEST_VERSION,
+    ) -> None:
+        self.media_type = negotiate_media_type(accept)
+        self.headers = {
+            "Content-Type": self.media_type,
+            "Cache-Control": "no-cache",  # every response is a new run
+            "X-Accel-Buffering": "no",  # proxies (nginx) pass each event on as it is written
+        }
+        self.violation: ProtocolViolation | None = None
+        """The refusal (or truncation) that made the stream end with RUN_ERROR, if any."""
+        self.exception: Exception | None = None
+        """What ``events`` raised, if it did."""
+        self._events = events
+        self._bindings = bindings_for(version)
+        self._writer = StrictWriter(version)
+        self._frame = FRAMERS[self.media_type]
+        self._started = False
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        self._start()
+        if isinstance(self._events, AsyncIterable):
+            return self._from_async(self._events)
+        return self._as_async(self._from_sync(self._events))
+
+    def __iter__(self) -> Iterator[bytes]:
+        if not isinstance(self._events, Iterable):
+            raise UsageError("an EventStream over an async iterable is iterated with async for")
+        self._start()
+        return self._from_sync(self._events)
+
+    def _start(self) -> None:
+        if self._started:
+            raise UsageError("an EventStream is one response body: it can be iterated once")
+        self._started = True
+
+    async def _from_async(self, events: AsyncIterable[ProducedEvent]) -> AsyncIterator[bytes]:
+        iterator = aiter(events)
+        try:
+            while True:
+                try:
+                    event = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:  # the agent's own failure: reported in-stream
+                    last = self._failed(exc)
+                    if last:
+                        yield last
+                    return
+                frame, go_on = self._send(event)
+                if frame:
+                    yield frame
+                if not go_on:
+                    return
+            last = self._finish()
+            if last:
+                yield last
+        finally:
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _from_sync(self, events: Iterable[ProducedEvent]) -> Iterator[bytes]:
+        iterator = iter(events)
+        try:
+            while True:
+                try:
+                    event = next(iterator)
+                except StopIteration:
+                    break
+                except Exception as exc:  # the agent's own failure: reported in-stream
+                    last = self._failed(exc)
+                    if last:
+                        yield last
+                    return
+                frame, go_on = self._send(event)
+                if frame:
+                    yield frame
+                if not go_on:
+                    return
+            last = self._finish()
+            if last:
+                yield last
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()
+
+    @staticmethod
+    async def _as_async(frames: Iterator[bytes]) -> AsyncIterator[bytes]:
+        try:
+            for frame in frames:
+                yield frame
+        finally:
+            close = getattr(frames, "close", None)
+            if close is not None:
+                close()
+
+    # --- sans-IO: one event in, the bytes to write out ------------------------------------
+
+    def _send(self, event: ProducedEvent) -> tuple[bytes, bool]:
+        """The frame for ``event`` and True, or the stream's last bytes and False."""
+        try:
+            typed, data = self._writer._check(event)
+        except ProtocolViolation as violation:
+            self.violation = violation
+            logger.warning("AG-UI event refused; ending the stream with RUN_ERROR: %s", violation)
+            return self._run_error(str(violation), violation.rule), False
+        return self._frame(typed, data), True
+
+    def _finish(self) -> bytes:
+        try:
+            self._writer.close()
+        except ProtocolViolation as violation:
+            self.violation = violation
+            return self._run_error(str(violation), violation.rule)
+        return b""
+
+    def _failed(self, exc: Exception) -> bytes:
+        self.exception = exc
+        logger.error("the AG-UI agent raised; ending the stream with RUN_ERROR", exc_info=exc)
+        return self._run_error(f"the agent failed ({type(exc).__name__})", "agent-exception")
+
+    def _run_error(self, message: str, code: str) -> bytes:
+        """A RUN_ERROR frame, or nothing where the lifecycle admits none (after RUN_ERROR)."""
+        if self._writer.stream_state == "failed":
+            return b""
+        error = self._bindings.RunErrorEvent(message=message, code=code)
+        return self._frame(error, msgspec.json.encode(error))

@@ -1,0 +1,305 @@
+"""The producer's response helper: media type negotiation and EventStream.
+
+A stream the writer refuses, or that the agent's code breaks off, must still reach
+the consumer well formed: it ends with RUN_ERROR, which the lifecycle admits while
+items are open (spec: events/lifecycle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import msgspec
+import pytest
+
+from agui_msgspec import (
+    PROTOBUF_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    EventStream,
+    UsageError,
+    _server,
+    consume_body,
+    negotiate_media_type,
+    v1_0,
+    v1_1,
+)
+
+START = v1_1.RunStartedEvent(thread_id="t", run_id="r")
+FINISH = v1_1.RunFinishedEvent(thread_id="t", run_id="r")
+OPEN_TEXT = v1_1.TextMessageStartEvent(message_id="m")
+SOME_TEXT = v1_1.TextMessageContentEvent(message_id="m", delta="Hi")
+
+
+def body_of(stream: EventStream) -> bytes:
+    async def collect() -> bytes:
+        return b"".join([chunk async for chunk in stream])
+
+    return asyncio.run(collect())
+
+
+def types_in(body: bytes) -> list[str]:
+    return [str(type(event).__struct_config__.tag) for event in consume_body(body).events]
+
+
+# --- negotiation -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def protobuf_framer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A framer for the protobuf binding, as its module will register one."""
+    monkeypatch.setitem(_server.FRAMERS, PROTOBUF_MEDIA_TYPE, lambda _event, data: b"P" + data)
+
+
+@pytest.mark.usefixtures("protobuf_framer")
+@pytest.mark.parametrize(
+    ("accept", "expected"),
+    [
+        (None, SSE_MEDIA_TYPE),
+        ("", SSE_MEDIA_TYPE),
+        ("text/event-stream", SSE_MEDIA_TYPE),
+        ("application/json", SSE_MEDIA_TYPE),
+        ("text/event-stream, application/vnd.ag-ui.event+proto", PROTOBUF_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto", PROTOBUF_MEDIA_TYPE),
+        ("APPLICATION/VND.AG-UI.EVENT+PROTO", PROTOBUF_MEDIA_TYPE),
+        # relative qualities are not consulted: any positive quality admits it
+        ("text/event-stream;q=1, application/vnd.ag-ui.event+proto;q=0.001", PROTOBUF_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto;q=0", SSE_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto; q=0.000", SSE_MEDIA_TYPE),
+        # wildcards admit it too
+        ("*/*", PROTOBUF_MEDIA_TYPE),
+        ("application/*", PROTOBUF_MEDIA_TYPE),
+        ("text/*", SSE_MEDIA_TYPE),
+        ("text/event-stream, */*;q=0.1", PROTOBUF_MEDIA_TYPE),
+        # the most specific range decides
+        ("*/*, application/vnd.ag-ui.event+proto;q=0", SSE_MEDIA_TYPE),
+        ("application/*;q=0, */*", SSE_MEDIA_TYPE),
+        ("application/*;q=0, application/vnd.ag-ui.event+proto;q=0.5", PROTOBUF_MEDIA_TYPE),
+        # a qvalue that is not one matches nothing
+        ("application/vnd.ag-ui.event+proto;q=2", SSE_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto;q=high", SSE_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto;q=0.5555", SSE_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto;charset=x;Q=1.0", PROTOBUF_MEDIA_TYPE),
+        (",,;;,", SSE_MEDIA_TYPE),
+    ],
+)
+def test_negotiation(accept: str | None, expected: str) -> None:
+    assert negotiate_media_type(accept) == expected
+
+
+def test_without_a_protobuf_framer_every_client_gets_sse() -> None:
+    assert PROTOBUF_MEDIA_TYPE not in _server.FRAMERS or pytest.skip("protobuf framer present")
+    assert negotiate_media_type("application/vnd.ag-ui.event+proto") == SSE_MEDIA_TYPE
+    assert EventStream([], "application/vnd.ag-ui.event+proto").media_type == SSE_MEDIA_TYPE
+
+
+@pytest.mark.usefixtures("protobuf_framer")
+def test_the_negotiated_framer_frames_the_body() -> None:
+    stream = EventStream([START, FINISH], "application/vnd.ag-ui.event+proto")
+    assert stream.media_type == stream.headers["Content-Type"] == PROTOBUF_MEDIA_TYPE
+    assert body_of(stream) == b"P" + msgspec.json.encode(START) + b"P" + msgspec.json.encode(FINISH)
+
+
+def test_headers() -> None:
+    assert EventStream([]).headers == {
+        "Content-Type": "text/event-stream",
+        "Cache-Control": "no-cache",
+        "X-Accel-Buffering": "no",
+    }
+
+
+# --- the body --------------------------------------------------------------------------------
+
+
+def test_a_conformant_run_is_framed_one_write_per_event() -> None:
+    events: list[Any] = [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+        SOME_TEXT,
+        v1_1.TextMessageEndEvent(message_id="m"),
+        FINISH,
+    ]
+    stream = EventStream(events)
+    chunks = list(stream)
+    assert chunks[0] == b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+    assert chunks[1] == b'data: {"type":"TEXT_MESSAGE_START","messageId":"m"}\n\n'
+    assert len(chunks) == 5
+    result = consume_body(b"".join(chunks))
+    assert result.outcome == "completed"
+    assert [run.status for run in result.runs] == ["completed"]
+    assert stream.violation is None
+
+
+@pytest.mark.parametrize("iterate", ["sync", "async-over-sync", "async"])
+def test_a_refused_event_ends_the_stream_with_run_error(iterate: str) -> None:
+    sent: list[str] = []
+
+    def agent() -> Iterator[Any]:
+        for event in (
+            START,
+            OPEN_TEXT,
+            SOME_TEXT,
+            v1_1.TextMessageContentEvent(message_id="x", delta="!"),
+            FINISH,
+        ):
+            sent.append(type(event).__name__)
+            yield event
+
+    async def async_agent() -> AsyncIterator[Any]:
+        for event in agent():
+            yield event
+
+    if iterate == "sync":
+        stream = EventStream(agent())
+        body = b"".join(stream)
+    else:
+        stream = EventStream(async_agent() if iterate == "async" else agent())
+        body = body_of(stream)
+    result = consume_body(body)
+    assert result.outcome == "completed"  # well formed: the run failed, the stream did not
+    assert types_in(body) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "RUN_ERROR",
+    ]
+    [run] = result.runs
+    assert run.status == "failed"
+    assert run.error.code == "text-message-not-open"
+    assert run.error.message.startswith("[text-message-not-open] event 3")
+    assert stream.violation is not None
+    assert stream.violation.rule == "text-message-not-open"
+    assert "RunFinishedEvent" not in sent  # the agent's iterable was closed, not drained
+
+
+def test_unrecognised_content_is_refused_before_it_leaves() -> None:
+    stream = EventStream([START, {"type": "STEP_STARTED", "stepName": "s", "vendor": 1}])
+    body = b"".join(stream)
+    assert b"vendor" not in body.split(b"RUN_ERROR")[0]
+    assert consume_body(body).runs[0].error.code == "unrecognised-content"
+
+
+def test_a_malformed_dict_is_refused() -> None:
+    body = b"".join(EventStream([START, {"type": "STEP_STARTED", "stepName": float("nan")}]))
+    assert consume_body(body).runs[0].error.code == "invalid-json"
+
+
+def test_a_refusal_before_any_run_is_a_leading_run_error() -> None:
+    body = b"".join(EventStream([SOME_TEXT]))
+    assert types_in(body) == ["RUN_ERROR"]
+    assert consume_body(body).runs[0].error.code == "first-event"
+
+
+def test_a_refusal_after_the_run_finished_is_a_late_run_error() -> None:
+    body = b"".join(EventStream([START, FINISH, SOME_TEXT]))
+    result = consume_body(body)
+    assert result.outcome == "completed"
+    assert types_in(body) == ["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"]
+    assert result.runs[0].status == "failed"
+
+
+def test_no_run_error_follows_the_agents_own() -> None:
+    """After RUN_ERROR only RUN_STARTED may come: the refusal ends the stream, no second error."""
+    own = v1_1.RunErrorEvent(message="model overloaded")
+    stream = EventStream([START, own, SOME_TEXT])
+    body = b"".join(stream)
+    assert types_in(body) == ["RUN_STARTED", "RUN_ERROR"]
+    assert consume_body(body).runs[0].error.message == "model overloaded"
+    assert stream.violation is not None
+    assert stream.violation.rule == "event-after-run-error"
+
+
+def test_events_ending_with_the_run_open_end_with_run_error() -> None:
+    body = b"".join(EventStream([START, OPEN_TEXT]))
+    result = consume_body(body)
+    assert result.outcome == "completed"
+    assert result.runs[0].error.code == "truncated"
+
+
+def test_no_events_at_all_is_a_run_error() -> None:
+    body = b"".join(EventStream([]))
+    assert types_in(body) == ["RUN_ERROR"]
+
+
+def test_an_exception_in_the_agent_becomes_run_error(caplog: pytest.LogCaptureFixture) -> None:
+    async def agent() -> AsyncIterator[Any]:
+        yield START
+        yield OPEN_TEXT
+        raise RuntimeError("api key sk-123 rejected")
+
+    stream = EventStream(agent())
+    with caplog.at_level(logging.ERROR, logger="agui_msgspec"):
+        body = body_of(stream)
+    assert b"sk-123" not in body  # the exception's text stays in the log
+    result = consume_body(body)
+    assert result.outcome == "completed"
+    assert result.runs[0].error.code == "agent-exception"
+    assert result.runs[0].error.message == "the agent failed (RuntimeError)"
+    assert isinstance(stream.exception, RuntimeError)
+    assert "sk-123" in caplog.text
+
+
+def test_an_exception_in_a_sync_agent_becomes_run_error() -> None:
+    def agent() -> Iterator[Any]:
+        yield START
+        raise KeyError("x")
+
+    body = b"".join(EventStream(agent()))
+    assert consume_body(body).runs[0].error.message == "the agent failed (KeyError)"
+
+
+def test_cancellation_is_not_swallowed_and_closes_the_agent() -> None:
+    closed = asyncio.Event()
+
+    async def agent() -> AsyncIterator[Any]:
+        try:
+            yield START
+            await asyncio.sleep(60)
+            yield FINISH
+        finally:
+            closed.set()
+
+    async def scenario() -> None:
+        async def read() -> None:
+            async for _chunk in EventStream(agent()):
+                pass
+
+        task = asyncio.create_task(read())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert closed.is_set()
+
+    asyncio.run(scenario())
+
+
+def test_the_version_pins_the_writer() -> None:
+    """A 1.1 field on a 1.0 stream is material a 1.0 consumer would strip: refused."""
+    snapshot = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            {"role": "assistant", "id": "a", "encryptedValue": "e", "encryptedValueType": "k"}
+        ],
+    }
+    current = consume_body(b"".join(EventStream([START, snapshot, FINISH], version="1.1")))
+    assert [run.status for run in current.runs] == ["completed"]
+    old = b"".join(EventStream([START, snapshot, FINISH], version=v1_0))
+    assert consume_body(old, version="1.0").runs[0].error.code == "unrecognised-content"
+
+
+def test_a_stream_is_one_body() -> None:
+    stream = EventStream([START, FINISH])
+    list(stream)
+    with pytest.raises(UsageError):
+        list(stream)
+
+
+def test_an_async_source_is_not_iterated_synchronously() -> None:
+    async def agent() -> AsyncIterator[Any]:
+        yield START
+
+    with pytest.raises(UsageError):
+        iter(EventStream(agent()))
