@@ -376,15 +376,16 @@ def test_an_empty_body_is_truncated() -> None:
     assert seen.raised.rule == "truncated"
 
 
-def test_a_dropped_connection_is_a_truncated_run() -> None:
+def test_a_dropped_connection_is_a_cut_and_truncates_the_run() -> None:
     async def body() -> AsyncIterator[bytes]:
         yield sse(*ANSWER[:2])
         raise httpx.ReadError("connection reset by peer")
 
     seen = outcome_of(agent_for(replying(body())))
     assert len(seen.delivered) == 2
-    assert seen.raised is not None
-    assert seen.raised.rule == "truncated"
+    assert isinstance(seen.raised, TransportError)
+    assert (seen.raised.rule, seen.raised.index) == ("cut", 2)
+    assert "still active" in seen.raised.detail
     assert "connection reset by peer" in seen.raised.detail
     assert isinstance(seen.raised.__cause__, httpx.ReadError)
     assert seen.statuses == ["truncated"]
@@ -397,7 +398,7 @@ def test_a_connection_dropped_after_the_run_ended_only_warns() -> None:
 
     result = run(agent_for(replying(body())).run_agent(INPUT))
     assert result.run.status == "completed"
-    assert any("connection failed" in warning for warning in result.warnings)
+    assert any("[cut]" in warning for warning in result.warnings)
 
 
 def test_an_oversized_event_fails_after_the_events_before_it() -> None:

@@ -16,6 +16,7 @@ from agui_msgspec._errors import (
     UsageError,
 )
 from agui_msgspec._generate import generate
+from agui_msgspec._guard import GuardReport, ProducerGuard
 from agui_msgspec._input import prepare_input, read_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._official import from_official, to_official
@@ -39,11 +40,13 @@ __all__ = [  # noqa: PLE0604
     "ChunkViolation",
     "Consumer",
     "EventStream",
+    "GuardReport",
     "HttpAgent",
     "HttpAgentError",
     "JSONLinesReader",
     "LifecycleViolation",
     "MalformedEvent",
+    "ProducerGuard",
     "ProtocolViolation",
     "Result",
     "Run",

@@ -2,31 +2,43 @@
 ``run`` a live agent over HTTP, ``generate`` bindings from a schema file.
 
 Exit codes: 0 accepted (or every fixture passed), 1 rejected (or a fixture
-failed, or the live run failed), 2 usage error.
+failed, or the live run failed), 2 usage error. A closed standard output
+(``| head``) silences the rest of the output, not the verdict: the stream is
+still read to its end and the exit code is the verdict's.
+
+``check`` and ``run`` print each event as it passes and keep none: memory holds
+what the result needs (runs, messages, state, warnings), not the stream.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import uuid
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import IO, Any
 
 import msgspec
 
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Result, consume_body
-from agui_msgspec._errors import ProtocolViolation, UsageError
+from agui_msgspec._consumer import Consumer, Result
+from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
 from agui_msgspec._generate import generate
 from agui_msgspec._lifecycle import Run
+from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+READ_CHUNK = 1024 * 1024
+"""``check`` reads its input at most this many bytes at a time."""
+_SUMMARY_ITEMS = 5  # messages, warnings and runs a summary lists one by one, at most
+_VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -35,6 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = commands.add_parser("check", help="verdict on a recorded stream (SSE or JSON lines)")
     check.add_argument("file", help="the recorded stream, or - for standard input")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument(
+        "--summary", action="store_true", help="no timeline: the verdict, counts, runs, messages"
+    )
+    check.add_argument(
+        "--input", type=Path, help="the RunAgentInput (JSON) the run started from: seeds history"
+    )
     _add_version_options(check)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
@@ -45,6 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--thread", help="the thread id (default: a new uuid4)")
     run.add_argument("--json", action="store_true", help="print the result as JSON at the end")
     _add_version_options(run)
+    run.add_argument(
+        "--timeout", type=_seconds, default=60.0, help="seconds to wait for each byte (default 60)"
+    )
+    run.add_argument(
+        "--deadline", type=_seconds, default=None, help="seconds the whole run may take (no bound)"
+    )
     gen = commands.add_parser("generate", help="write bindings for an AG-UI schema file")
     gen.add_argument("schema", type=Path, help="the AG-UI schema.json to read")
     gen.add_argument("--out", type=Path, required=True, help="the folder to write the module into")
@@ -63,12 +87,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"agui-msgspec: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    out = _Output()
     if args.command == "conformance":
-        return _conformance(args.folder, bindings)
+        return _conformance(args.folder, out, bindings)
     version = bindings or args.version
     if args.command == "check":
-        return _check(args.file, version, as_json=args.json)
-    return _run(args.url, args.message, args.thread, version, as_json=args.json)
+        return _check(args.file, version, args.input, out, as_json=args.json, summary=args.summary)
+    agent_options = {"timeout": args.timeout, "deadline": args.deadline}
+    return _run(args.url, args.message, args.thread, version, agent_options, out, as_json=args.json)
 
 
 _BINDINGS_HELP = "a bindings module written by `agui-msgspec generate`, instead of --version"
@@ -80,19 +106,154 @@ def _add_version_options(command: argparse.ArgumentParser) -> None:
     choice.add_argument("--bindings", metavar="PATH.py", help=_BINDINGS_HELP)
 
 
-def _check(file: str, version: str | ModuleType, *, as_json: bool) -> int:
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text}")
+    return value
+
+
+class _Output:
+    """Standard output that a closed pipe (``| head``) silences instead of failing."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def line(self, text: str) -> None:
+        if not self.closed:
+            try:
+                sys.stdout.write(text + "\n")
+            except BrokenPipeError:
+                self._silence()
+
+    def flush(self) -> None:
+        if not self.closed:
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                self._silence()
+
+    def _silence(self) -> None:
+        self.closed = True
+        # What is still buffered would fail again at exit: send it, and the rest, nowhere.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # not a real file (a test's capture, say)
+            pass
+
+
+class _Tally:
+    """What a timeline or a summary needs of the events, without keeping them."""
+
+    def __init__(self, out: _Output, *, timeline: bool, as_json: bool) -> None:
+        self.out = out
+        self.timeline = timeline
+        self.as_json = as_json
+        self.count = 0
+        self.by_type: Counter[str] = Counter()
+
+    def start(self) -> None:
+        if self.as_json and self.timeline:
+            self.out.line('{"events":[')
+
+    def show(self, events: list[Any]) -> None:
+        for event in events:
+            self.by_type[event.type] += 1
+            if self.timeline:
+                if self.as_json:
+                    comma = "," if self.count else ""
+                    self.out.line(comma + msgspec.json.encode(event).decode())
+                else:
+                    self.out.line(f"  {self.count:>4}  {_live_detail(event)}")
+            self.count += 1
+
+    def end_json(self, document: dict[str, Any]) -> None:
+        """The JSON document's other fields; the events, streamed, came first."""
+        text = msgspec.json.encode(document).decode()
+        if self.timeline:
+            self.out.line("]," + text[1:] if len(document) else "]}")
+        else:
+            self.out.line(text)
+
+
+def _check(
+    file: str,
+    version: str | ModuleType,
+    input_path: Path | None,
+    out: _Output,
+    *,
+    as_json: bool,
+    summary: bool,
+) -> int:
     try:
-        body = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        input = None if input_path is None else msgspec.json.decode(input_path.read_bytes())
+        stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
     except OSError as exc:
-        print(f"agui-msgspec: cannot read {file}: {exc.strerror}", file=sys.stderr)
+        print(f"agui-msgspec: cannot read {exc.filename or file}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
-    result = consume_body(body, version)
+    except msgspec.DecodeError as exc:
+        print(f"agui-msgspec: {input_path} is not JSON: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        consumer = Consumer(version, input=input)
+    except MalformedEvent as exc:
+        stream.close()
+        print(f"agui-msgspec: {input_path} is not a RunAgentInput: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    tally = _Tally(out, timeline=not summary, as_json=as_json)
+    tally.start()
+    delivered: list[msgspec.Struct] = []
+    with stream:
+        try:
+            _feed_file(stream, consumer, delivered, tally)
+        except OSError as exc:
+            print(f"agui-msgspec: cannot read {file}: {exc.strerror}", file=sys.stderr)
+            return EXIT_USAGE
+    result = consumer.result([])
     if as_json:
-        sys.stdout.write(msgspec.json.encode(_as_json(result)).decode() + "\n")
+        document = _as_json(result)
+        del document["events"]
+        if summary:
+            document["eventCount"] = tally.count
+            document["eventTypes"] = dict(tally.by_type.most_common())
+        tally.end_json(document)
     else:
-        for line in _timeline(result):
-            print(line)
+        lines = _summary(result, tally) if summary else _timeline(result, tally.count)
+        for line in lines:
+            out.line(line)
+    out.flush()
     return EXIT_ACCEPTED if result.outcome == "completed" else EXIT_REJECTED
+
+
+def _feed_file(
+    stream: IO[bytes], consumer: Consumer, delivered: list[msgspec.Struct], tally: _Tally
+) -> None:
+    """Read ``stream`` chunk by chunk through a reader and ``consumer``, each chunk's events
+    shown and dropped before the next chunk is read; a violation ends the reading."""
+    # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
+    read = getattr(stream, "read1", stream.read)
+    head = read(READ_CHUNK)
+    reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+
+    def batches() -> Iterator[list[bytes]]:
+        chunk = head
+        while chunk:
+            yield reader.feed(chunk)
+            tally.show(delivered)  # the consumer took that batch: show it, keep nothing
+            tally.out.flush()
+            delivered.clear()
+            chunk = read(READ_CHUNK)
+        yield reader.close()
+
+    try:
+        consumer._feed_batches(batches(), delivered)
+        consumer.close(inside_event=reader.discarded_partial)
+    except ProtocolViolation:
+        pass  # the consumer holds it: the verdict
+    tally.show(delivered)
+    delivered.clear()
 
 
 def _describe_run(run: Run) -> str:
@@ -103,44 +264,63 @@ def _describe_run(run: Run) -> str:
         )
     if run.error is not None:
         parts.append(f"error {run.error.message!r}")
+    if run.pending_tool_calls:
+        calls = run.pending_tool_calls
+        parts.append(f"{len(calls)} tool call(s) pending: " + ", ".join(calls[:_SUMMARY_ITEMS]))
     total = run.total_tokens()
     if run.usage:
         parts.append(f"tokens {total if total is not None else 'partly reported'}")
     return "; ".join(parts)
 
 
-def _timeline(result: Result) -> list[str]:
-    lines = [f"{len(result.events)} event(s) delivered"]
-    for index, event in enumerate(result.events):
-        lines.append(f"  {index:>4}  {_live_detail(event)}")
+def _timeline(result: Result, count: int) -> list[str]:
+    """What follows the events: the runs, the messages, the warnings, the verdict."""
+    lines = [f"{count} event(s) delivered"]
     lines += ["runs:", *(f"  {_describe_run(run)}" for run in result.runs)]
     lines.append(f"messages: {len(result.messages)}")
-    for message in result.messages:
-        content = getattr(message, "content", msgspec.UNSET)
-        text = content if isinstance(content, str) else _content_summary(content)
-        calls = getattr(message, "tool_calls", None) or []
-        extra = f" +{len(calls)} tool call(s)" if calls else ""
-        lines.append(f"  [{message.role}] {text[:100]!r}{extra}")
+    lines += [f"  {_message_line(message)}" for message in result.messages]
     lines += [f"warning: {warning}" for warning in result.warnings]
-    if result.violation is not None:
-        lines.append(f"REJECTED {result.violation}")
-    else:
-        lines.append("ACCEPTED")
+    lines.append(_verdict(result))
     return lines
+
+
+def _summary(result: Result, tally: _Tally) -> list[str]:
+    """The verdict and what the stream carried, in a screenful whatever its length."""
+    lines = [_verdict(result), f"events: {tally.count}"]
+    lines += [f"  {name} {count}" for name, count in sorted(tally.by_type.items())]
+    statuses = Counter(run.status for run in result.runs)
+    lines.append(
+        f"runs: {len(result.runs)}"
+        + "".join(f", {status} {count}" for status, count in sorted(statuses.items()))
+    )
+    lines += [f"  {_describe_run(run)}" for run in result.runs[-_SUMMARY_ITEMS:]]
+    roles = Counter(message.role for message in result.messages)
+    lines.append(
+        f"messages: {len(result.messages)}"
+        + "".join(f", {role} {count}" for role, count in sorted(roles.items()))
+    )
+    lines += [f"  {_message_line(message)}" for message in result.messages[-_SUMMARY_ITEMS:]]
+    lines.append(f"warnings: {len(result.warnings)}")
+    lines += [f"  {warning[:_VALUE_CHARS]}" for warning in result.warnings[:_SUMMARY_ITEMS]]
+    return lines
+
+
+def _verdict(result: Result) -> str:
+    return "ACCEPTED" if result.violation is None else f"REJECTED {result.violation}"
+
+
+def _message_line(message: Any) -> str:
+    content = getattr(message, "content", msgspec.UNSET)
+    text = content if isinstance(content, str) else _content_summary(content)
+    calls = getattr(message, "tool_calls", None) or []
+    extra = f" +{len(calls)} tool call(s)" if calls else ""
+    return f"[{message.role}] {text[:100]!r}{extra}"
 
 
 def _content_summary(content: Any) -> str:
     if isinstance(content, list):
         return f"{len(content)} part(s)"
     return "" if content is msgspec.UNSET else f"{len(content)} key(s)"  # activity content
-
-
-def _event_detail(event: Any) -> str:
-    for attr in ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_id", "name"):
-        value = getattr(event, attr, msgspec.UNSET)
-        if isinstance(value, str):
-            return f" {attr}={value}"
-    return ""
 
 
 def _as_json(result: Result) -> dict[str, Any]:
@@ -165,6 +345,7 @@ def _as_json(result: Result) -> dict[str, Any]:
                 "error": run.error,
                 "usage": run.usage,
                 "totalTokens": run.total_tokens(),
+                "pendingToolCalls": run.pending_tool_calls,
             }
             for run in result.runs
         ],
@@ -174,21 +355,29 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path, bindings: ModuleType | None) -> int:
+def _conformance(folder: Path, out: _Output, bindings: ModuleType | None) -> int:
     if not folder.is_dir():
         print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
         return EXIT_USAGE
     corpus = run_corpus(folder, bindings)
     for line in corpus.lines():
-        print(line)
+        out.line(line)
+    out.flush()
     return EXIT_ACCEPTED if not corpus.failed else EXIT_REJECTED
 
 
 def _run(
-    url: str, text: str | None, thread: str | None, version: str | ModuleType, *, as_json: bool
+    url: str,
+    text: str | None,
+    thread: str | None,
+    version: str | ModuleType,
+    agent_options: dict[str, Any],
+    out: _Output,
+    *,
+    as_json: bool,
 ) -> int:
     try:
-        agent = HttpAgent(url, version=version)
+        agent = HttpAgent(url, version=version, **agent_options)
     except (ImportError, UsageError) as exc:
         print(f"agui-msgspec: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -198,21 +387,19 @@ def _run(
         "runId": str(uuid.uuid4()),
         "messages": messages,
     }
-    return asyncio.run(_run_live(agent, input, as_json=as_json))
+    return asyncio.run(_run_live(agent, input, out, as_json=as_json))
 
 
-async def _run_live(agent: HttpAgent, input: dict[str, Any], *, as_json: bool) -> int:
-    import httpx  # noqa: PLC0415  (HttpAgent was made, so the http extra is there)
-
-    delivered: list[msgspec.Struct] = []
+async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as_json: bool) -> int:
+    tally = _Tally(out, timeline=True, as_json=as_json)
     violation: ProtocolViolation | None = None
     try:
         async with agent.run(input) as stream:
+            tally.start()
             try:
                 async for event in stream:
-                    if not as_json:
-                        print(f"  {len(delivered):>4}  {_live_detail(event)}", flush=True)
-                    delivered.append(event)
+                    tally.show([event])
+                    out.flush()
                 await stream.result()
             except RunFailed:
                 pass  # the summary shows the failed run
@@ -221,38 +408,61 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], *, as_json: bool) -
     except HttpAgentError as exc:
         print(f"agui-msgspec: {exc}", file=sys.stderr)
         return EXIT_REJECTED
-    except httpx.HTTPError as exc:
-        print(f"agui-msgspec: cannot reach {agent.url}: {exc!r}", file=sys.stderr)
+    except TransportError as exc:  # before any event: nothing to summarise
+        reach = "cannot reach " if exc.rule == "connect" else "REJECTED "
+        print(f"agui-msgspec: {reach}{agent.url}: {exc}", file=sys.stderr)
         return EXIT_REJECTED
     result = Result(
         outcome="failed" if violation is not None else "completed",
         violation=violation,
-        events=delivered,
         warnings=stream.warnings,
         runs=stream.runs,
         messages=stream.messages,
         state=stream.state,
     )
     if as_json:
-        sys.stdout.write(msgspec.json.encode(_as_json(result)).decode() + "\n")
+        document = _as_json(result)
+        del document["events"]
+        tally.end_json(document)
     else:
         for line in _run_summary(result, {m["id"] for m in input["messages"]}):
-            print(line)
+            out.line(line)
+    out.flush()
     failed = violation is not None or not result.runs or result.runs[-1].status == "failed"
     return EXIT_REJECTED if failed else EXIT_ACCEPTED
 
 
+_ID_ATTRS = ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_id", "name")
+
+
 def _live_detail(event: Any) -> str:
-    """One line for an event: its type, its id, and what it carries."""
-    line = f"{event.type}{_event_detail(event)}"
-    for attr in ("tool_call_name", "role", "delta", "content", "message"):
-        value = getattr(event, attr, msgspec.UNSET)
-        if isinstance(value, str):
-            line += f" {attr}={value!r}"
-    outcome = getattr(event, "outcome", msgspec.UNSET)
-    if outcome is not msgspec.UNSET:
-        line += f" outcome={outcome.type}"
+    """One line for an event: its type, its id, and every field it carries, values cut short."""
+    line: str = event.type
+    shown = next((a for a in _ID_ATTRS if isinstance(getattr(event, a, None), str)), None)
+    if shown is not None:
+        line += f" {shown}={getattr(event, shown)}"
+    for attr in event.__struct_fields__:
+        value = getattr(event, attr)
+        if attr == shown or value is msgspec.UNSET:
+            continue
+        line += f" {attr}={_value_text(value)}"
     return line
+
+
+def _value_text(value: Any) -> str:
+    """A field's value for a timeline: text quoted, the rest compact JSON; cut when long."""
+    if isinstance(value, str):
+        if len(value) <= _VALUE_CHARS:
+            return repr(value)
+        return f"{value[:_VALUE_CHARS]!r}...(+{len(value) - _VALUE_CHARS} chars)"
+    if isinstance(value, msgspec.Struct) and not value.__struct_fields__:
+        return str(value.__struct_config__.tag)  # a bare tagged value (an outcome): its name
+    text = msgspec.json.encode(value).decode()
+    return (
+        text
+        if len(text) <= _VALUE_CHARS
+        else f"{text[:_VALUE_CHARS]}...(+{len(text) - _VALUE_CHARS} chars)"
+    )
 
 
 def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:

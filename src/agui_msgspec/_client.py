@@ -11,13 +11,25 @@ How a run can end, and what the caller sees:
   event stream: :class:`HttpAgentError`, before any event (the run never started);
 - the stream breaks a rule: :class:`ProtocolViolation`, raised where iteration
   stands, after every event before it was delivered;
-- the body (or the connection) ends with a run still active, or inside an
-  event: ``ProtocolViolation(rule="truncated")``; never a success, and what
-  was delivered stays delivered (``RunStream.messages``);
+- the body ends with a run still active, or inside an event:
+  ``ProtocolViolation(rule="truncated")``; never a success, and what was
+  delivered stays delivered (``RunStream.messages``);
+- the transport fails: :class:`TransportError` with rule ``connect`` (no
+  connection, or the request could not be sent), ``timeout`` (no byte for
+  ``timeout`` seconds), ``cut`` (the connection broke inside the body),
+  ``decode`` (a compressed body that does not inflate), ``deadline`` (the run
+  outlived ``deadline``), or ``stacked-encoding``/``unknown-encoding`` (a
+  ``Content-Encoding`` the agent did not ask for). No httpx exception escapes.
+  A failure after the last run ended is a warning, not an error;
 - the last run reports ``RUN_ERROR``: the events are delivered like any other,
   and the awaited result raises :class:`RunFailed`, carrying the event;
 - otherwise the awaited result is a :class:`RunResult`, whose run status may be
   ``completed``, ``interrupted`` or ``cancelled``.
+
+The agent asks for ``gzip`` or ``deflate`` at most and inflates the raw body
+itself, at most :data:`INFLATE_PIECE` bytes at a time, each piece framed before
+the next is made: memory stays within ``max_event_size`` and a piece, whatever
+the compression ratio.
 
 httpx is the optional ``http`` extra, imported only when an agent is made.
 """
@@ -26,15 +38,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping
+import zlib
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from agui_msgspec._consumer import Consumer
-from agui_msgspec._errors import ProtocolViolation, UsageError
+from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
@@ -45,8 +58,14 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_TIMEOUT = 60.0
+INFLATE_PIECE = 64 * 1024
+"""The most a compressed body inflates to in one step, before the reader frames it."""
 _EXCERPT_BYTES = 2048
 _EVENT_STREAM = "text/event-stream"
+# What the agent can inflate piece by piece: nothing stacked, nothing else (br, zstd, ...).
+_ACCEPT_ENCODING = "gzip, deflate"
+_GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
+T = TypeVar("T")
 
 
 class HttpAgentError(Exception):
@@ -100,12 +119,15 @@ class RunFailed(Exception):
 class HttpAgent:
     """An AG-UI agent behind an HTTP endpoint.
 
-    ``headers`` are sent with every request (authorization, say); ``Accept`` and
-    ``Content-Type`` are the binding's and cannot be overridden. ``version`` is
+    ``headers`` are sent with every request (authorization, say); ``Accept``,
+    ``Content-Type`` and ``Accept-Encoding`` are the agent's and cannot be
+    overridden. ``version`` is
     the protocol version this client speaks and declares (or a bindings module). ``timeout`` is in
     seconds, for connecting and for each wait between received bytes (a run may
     stream for as long as it keeps sending); ``None`` waits forever; it applies
-    to ``client`` too. ``max_event_size`` bounds one event (bytes). Pass
+    to ``client`` too. ``deadline`` bounds a whole run in seconds, from the
+    request to the end of the body, however steadily bytes arrive (``None``, the
+    default: no bound). ``max_event_size`` bounds one event (bytes). Pass
     ``client`` to share a connection pool, or to bring auth, proxies or a mock
     transport; the agent never closes a client it was given, and makes (and
     closes) one per run otherwise.
@@ -118,6 +140,7 @@ class HttpAgent:
         headers: Mapping[str, str] | None = None,
         version: str | ModuleType = LATEST_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
+        deadline: float | None = None,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         client: httpx.AsyncClient | None = None,
         on_warning: Callable[[str], None] | None = None,
@@ -136,13 +159,17 @@ class HttpAgent:
             raise UsageError(f"not an http(s) URL: {url!r}")
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
+        if deadline is not None and not deadline > 0:
+            raise UsageError(f"deadline must be a positive number of seconds, not {deadline}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
         self.url = url
         self.version = version
         self.headers = httpx.Headers(headers)
         self.headers["Accept"] = _EVENT_STREAM  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"
+        self.headers["Accept-Encoding"] = _ACCEPT_ENCODING
         self.timeout = timeout
+        self.deadline = deadline
         self.max_event_size = max_event_size
         self.client = client
         self.on_warning = on_warning
@@ -176,25 +203,31 @@ class RunStream:
     Use it as ``async with agent.run(input) as stream:`` so the response is
     closed however the block ends. Iteration yields each event (chunks expanded)
     as its bytes arrive and raises :class:`ProtocolViolation` where the stream
-    breaks a rule. :attr:`messages`, :attr:`state`, :attr:`runs` and
-    :attr:`warnings` are live, and keep what was delivered after a failure.
+    breaks a rule or the transport fails (:class:`TransportError`).
+    :attr:`messages`, :attr:`state`, :attr:`runs` and :attr:`warnings` are
+    live, and keep what was delivered after a failure.
     """
 
     def __init__(self, agent: HttpAgent, input: msgspec.Struct | dict[str, Any]) -> None:
         self._agent = agent
-        self.warnings: list[str] = []
         thread_id = (
             input.get("threadId") if isinstance(input, dict) else getattr(input, "thread_id", None)
         )
         interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
-        prepared = prepare_input(input, agent.version, self._warn, interrupts=interrupts)
+        early: list[str] = []  # the input's warnings, before the consumer that keeps them exists
+        prepared = prepare_input(input, agent.version, early.append, interrupts=interrupts)
         self._thread_id: str = prepared.thread_id
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
-        self._consumer = Consumer(agent.version, on_warning=self._warn, input=prepared)
+        # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
+        self._consumer = Consumer(agent.version, on_warning=agent.on_warning, input=prepared)
+        for message in early:
+            self._consumer._warn(message)
         self._reader = SSEReader(agent.max_event_size)
+        self._inflater: _Inflater | None = None
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
+        self._deadline_at: float | None = None  # loop time; set when the request is made
         # What ended the stream: re-raised by result(), and by every later attempt to read.
         self._failure: Exception | None = None
         self._ended = False
@@ -204,6 +237,12 @@ class RunStream:
     def runs(self) -> list[Run]:
         """The runs so far; the last one's ``status`` is ``active`` while it streams."""
         return self._consumer.runs
+
+    @property
+    def warnings(self) -> list[str]:
+        """What was stripped or dropped, from the outgoing input and the incoming events, and
+        a transport failure after the last run ended."""
+        return self._consumer.warnings
 
     @property
     def messages(self) -> list[Any]:
@@ -239,14 +278,17 @@ class RunStream:
         """Read the rest of the stream, then the result.
 
         Raises :class:`RunFailed` when the last run reported ``RUN_ERROR``, the
-        :class:`ProtocolViolation` when the stream was rejected or truncated,
-        :class:`HttpAgentError` (or httpx's error) when no stream came, and
-        :class:`UsageError` when the stream was closed before its end.
+        :class:`ProtocolViolation` when the stream was rejected, truncated or the
+        transport failed (:class:`TransportError`), :class:`HttpAgentError` when
+        the endpoint answered without a stream, and :class:`UsageError` when the
+        stream was closed before its end.
         """
         async for _ in self:
             pass
         if self._failure is not None:
             raise self._failure
+        if not self._ended:  # iteration was stopped from outside (cancelled): no verdict
+            raise UsageError("the stream was stopped before it ended, so it has no result")
         messages = self.messages
         result = RunResult(
             runs=self.runs,
@@ -267,6 +309,8 @@ class RunStream:
         import httpx  # noqa: PLC0415
 
         agent = self._agent
+        if agent.deadline is not None:
+            self._deadline_at = asyncio.get_running_loop().time() + agent.deadline
         try:
             client = agent.client
             if client is None:
@@ -274,12 +318,26 @@ class RunStream:
             request = client.build_request(
                 "POST", agent.url, content=self._body, headers=agent.headers, timeout=agent.timeout
             )
-            self._response = response = await client.send(request, stream=True)
+            try:
+                response = await self._within_deadline(client.send(request, stream=True))
+            except httpx.HTTPError as exc:
+                raise self._transport_error(exc, None) from exc
+            except _DeadlinePassed:
+                raise self._deadline_error(None) from None
+            self._response = response
             self._resources.push_async_callback(response.aclose)
             media_type = response.headers.get("content-type", "").partition(";")[0].strip()
+            coding = _content_coding(
+                response.headers.get_list("content-encoding", split_commas=True)
+            )
             if response.is_success and media_type.lower() == _EVENT_STREAM:
+                if coding is not None:
+                    self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
-            body = await _excerpt(response)
+            try:
+                body = await self._within_deadline(_excerpt(response, coding))
+            except _DeadlinePassed:
+                raise self._deadline_error(None) from None
             if response.is_success:
                 got = media_type or "no content type"
                 message = (
@@ -306,34 +364,118 @@ class RunStream:
 
         await self._open()
         assert self._response is not None  # _open either sets it or raises
-        consumer, reader = self._consumer, self._reader
-        dropped: httpx.TransportError | None = None
+        consumer, reader, inflater = self._consumer, self._reader, self._inflater
+        dropped: TransportError | None = None
         try:
             try:
-                async for chunk in self._response.aiter_bytes():
-                    delivered: list[msgspec.Struct] = []
-                    failure: ProtocolViolation | None = None
+                response = self._response
+                if response.is_stream_consumed:  # an in-memory response: httpx decoded it
+                    raw, inflater = _one_chunk(response.content), None
+                else:
+                    raw = response.aiter_raw()
+                while True:
                     try:
-                        # One batch per chunk; it keeps what passed before a violation.
-                        consumer._feed_many(reader.feed(chunk), delivered)
-                    except ProtocolViolation as violation:
-                        failure = violation
-                    for event in delivered:
-                        yield event
-                    if failure is not None:
-                        raise failure
-            except httpx.TransportError as exc:
-                # The connection died: that is the end of the body (spec: a truncated run).
-                dropped = exc
+                        chunk = await self._within_deadline(raw.__anext__())
+                    except StopAsyncIteration:
+                        break
+                    pieces = (chunk,) if inflater is None else inflater.feed(chunk)
+                    for piece in pieces:
+                        delivered: list[msgspec.Struct] = []
+                        failure: ProtocolViolation | None = None
+                        try:
+                            # One batch per piece; it keeps what passed before a violation.
+                            consumer._feed_many(reader.feed(piece), delivered)
+                        except ProtocolViolation as violation:
+                            failure = violation
+                        for event in delivered:
+                            yield event
+                        if failure is not None:
+                            raise failure
+                if inflater is not None and not inflater.complete:
+                    dropped = TransportError(
+                        "cut", "the compressed body ended before its end", index=consumer._index
+                    )
+            # The transport failed: that is the end of the body, and maybe of a run.
+            except httpx.HTTPError as exc:
+                dropped = self._transport_error(exc, consumer)
+                dropped.__cause__ = exc
+            except zlib.error as exc:
+                dropped = TransportError(
+                    "decode", f"the compressed body does not inflate ({exc})", index=consumer._index
+                )
+            except _DeadlinePassed:
+                dropped = self._deadline_error(consumer)
             reader.close()
             self._close_stream(dropped)
             self._ended = True
             self._remember_interrupts()
-        except ProtocolViolation as violation:
-            self._failure = violation
+        except Exception as exc:  # a violation, or an exception from a warning callback
+            self._failure = exc
             raise
         finally:
             await self._resources.aclose()
+
+    async def _within_deadline(self, step: Awaitable[T]) -> T:
+        """Await ``step``, or raise ``_DeadlinePassed`` once the run's deadline passes: a timer
+        cancels the wait, as ``asyncio.timeout`` does (Python 3.11+)."""
+        deadline_at = self._deadline_at
+        if deadline_at is None:
+            return await step
+        loop = asyncio.get_running_loop()
+        remaining = deadline_at - loop.time()
+        task = asyncio.current_task()
+        if remaining <= 0 or task is None:
+            if asyncio.iscoroutine(step):
+                step.close()
+            raise _DeadlinePassed
+        fired = False
+
+        def fire() -> None:
+            nonlocal fired
+            fired = True
+            task.cancel()
+
+        timer = loop.call_later(remaining, fire)
+        try:
+            return await step
+        except asyncio.CancelledError:
+            if not fired:
+                raise
+            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: count our cancel off
+            if uncancel is not None and uncancel() > 0:
+                raise  # the task was cancelled from outside as well: that wins
+            raise _DeadlinePassed from None
+        finally:
+            timer.cancel()
+
+    def _deadline_error(self, consumer: Consumer | None) -> TransportError:
+        return TransportError(
+            "deadline",
+            f"the run took longer than the deadline ({self._agent.deadline} s: "
+            "HttpAgent(deadline=...), agui-msgspec run --deadline)",
+            index=None if consumer is None else consumer._index,
+        )
+
+    def _transport_error(self, exc: Exception, consumer: Consumer | None) -> TransportError:
+        """The rule a failure of httpx breaks: ``consumer`` is None before the response."""
+        import httpx  # noqa: PLC0415
+
+        timeout = self._agent.timeout
+        setting = f"timeout={timeout} s: HttpAgent(timeout=...), agui-msgspec run --timeout"
+        index = None if consumer is None else consumer._index
+        if isinstance(exc, httpx.ConnectTimeout):
+            rule, detail = "connect", f"no connection to {self._agent.url} within {setting}"
+        elif isinstance(exc, httpx.TimeoutException):
+            waited = "the response" if consumer is None else "the next byte of the body"
+            rule, detail = "timeout", f"{waited} did not come within {setting}"
+        elif isinstance(exc, httpx.DecodingError):
+            rule, detail = "decode", "the body does not decode"
+        elif consumer is None and not isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            rule, detail = "connect", f"cannot reach {self._agent.url}"
+        else:
+            where = "before the response" if consumer is None else "inside the body"
+            rule, detail = "cut", f"the connection broke {where}"
+        return TransportError(rule, f"{detail} ({exc!r})", index=index)
 
     def _remember_interrupts(self) -> None:
         runs = self._consumer.runs
@@ -342,32 +484,98 @@ class RunStream:
         else:
             self._agent._open_interrupts.pop(self._thread_id, None)
 
-    def _close_stream(self, dropped: Exception | None) -> None:
-        cause = "" if dropped is None else f" (the connection failed: {dropped!r})"
+    def _close_stream(self, dropped: TransportError | None) -> None:
+        """End the consumer; a transport failure with a run (or an event) open is that failure,
+        the run left ``truncated``; after the last run ended it is only a warning."""
         try:
             self._consumer.close(inside_event=self._reader.discarded_partial)
         except ProtocolViolation as violation:
             if dropped is None:
                 raise
-            raise ProtocolViolation(violation.rule, violation.detail + cause) from dropped
+            dropped.detail += f"; {violation.detail}"
+            dropped.args = (str(dropped),)
+            raise dropped from dropped.__cause__
         if dropped is not None:
-            self._warn(f"the connection failed after the last run ended{cause}")
-
-    def _warn(self, message: str) -> None:
-        self.warnings.append(message)
-        if self._agent.on_warning is not None:
-            self._agent.on_warning(message)
+            self._consumer._warn(f"the transport failed after the last run ended: {dropped}")
 
 
-async def _excerpt(response: httpx.Response) -> str:
-    """The start of an error body, without reading more of it than that."""
+def _content_coding(codings: list[str]) -> str | None:
+    """The one coding to undo (None for identity), or the TransportError the codings earn."""
+    named = [c.strip().lower() for c in codings if c.strip().lower() not in ("", "identity")]
+    if len(named) > 1:
+        raise TransportError(
+            "stacked-encoding",
+            f"Content-Encoding {', '.join(named)}: the agent asked for one of gzip, "
+            "deflate at most, and does not undo stacked codings",
+        )
+    if named and named[0] not in _GZIP_CODINGS and named[0] != "deflate":
+        raise TransportError(
+            "unknown-encoding",
+            f"Content-Encoding {named[0]}: the agent asked for gzip or deflate only",
+        )
+    return named[0] if named else None
+
+
+class _DeadlinePassed(Exception):
+    """The run's deadline passed while the agent waited."""
+
+
+class _Inflater:
+    """Undoes gzip or deflate a piece at a time: no piece is longer than ``piece`` bytes, so
+    the reader frames (and bounds) each before the next one is made. A corrupt body raises
+    ``zlib.error``."""
+
+    def __init__(self, coding: str, piece: int) -> None:
+        self._gzip = coding in _GZIP_CODINGS
+        # deflate is zlib-wrapped by the RFC, raw in practice: try the wrapper, then raw.
+        self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if self._gzip else zlib.MAX_WBITS)
+        self._piece = piece
+        self._started = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether the compressed stream reached its end (or never began: an empty body)."""
+        return self._inflate.eof or not self._started
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        piece = self._piece
+        while True:
+            try:
+                out = self._inflate.decompress(data, piece)
+            except zlib.error:
+                if self._gzip or self._started:
+                    raise
+                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+                self._started = True
+                continue
+            self._started = True
+            if self._inflate.eof and self._gzip and self._inflate.unused_data:
+                data = self._inflate.unused_data  # another gzip member follows (RFC 1952)
+                self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            else:
+                data = self._inflate.unconsumed_tail
+            if out:
+                yield out
+            if not data and len(out) < piece:
+                return
+
+
+async def _one_chunk(body: bytes) -> AsyncIterator[bytes]:
+    yield body
+
+
+async def _excerpt(response: httpx.Response, coding: str | None) -> str:
+    """The start of an error body, without reading (or inflating) more of it than that."""
     import httpx  # noqa: PLC0415
 
     head = b""
+    inflater = None if coding is None else _Inflater(coding, _EXCERPT_BYTES)
     # The status already tells the error; a body that breaks off only shortens the excerpt.
-    with contextlib.suppress(httpx.TransportError):
-        async for chunk in response.aiter_bytes():
-            head += chunk
+    if response.is_stream_consumed:  # an in-memory response: httpx decoded it
+        return response.content[:_EXCERPT_BYTES].decode("utf-8", "replace")
+    with contextlib.suppress(httpx.HTTPError, zlib.error):
+        async for chunk in response.aiter_raw():
+            head += chunk if inflater is None else next(inflater.feed(chunk), b"")
             if len(head) >= _EXCERPT_BYTES:
                 break
     return head[:_EXCERPT_BYTES].decode("utf-8", "replace")

@@ -66,7 +66,13 @@ class ChunkViolation(ProtocolViolation):
 
 
 class TransportError(ProtocolViolation):
-    """The bytes could not be framed into event payloads (an oversized event, say)."""
+    """The bytes could not be framed into event payloads (an oversized event, say), or the
+    transport failed (``HttpAgent``: ``connect``, ``timeout``, ``cut``, ``decode``, ...)."""
+
+    def __str__(self) -> str:
+        if self.index is None and self.subject is None:  # before any event, or between streams
+            return f"[{self.rule}] {self.detail}"
+        return super().__str__()
 
 
 class UsageError(ValueError):

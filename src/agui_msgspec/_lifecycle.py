@@ -144,6 +144,13 @@ class Run:
     """The RunErrorEvent, for a failed run."""
     usage: list[Any] = field(default_factory=list)
     """TokenUsage entries from RUN_FINISHED or RUN_ERROR."""
+    pending_tool_calls: list[str] = field(default_factory=list)
+    """Ids of the tool calls the run left without a result, in the order they were made, once
+    it ended: the application's to answer (events/tool-calls, "Frontend tools")."""
+    pending_source: Literal["producer", "stream"] | None = None
+    """Where :attr:`pending_tool_calls` came from: the success outcome's non-empty
+    ``pendingToolCallIds`` (``producer``), or the stream (``stream``: every call the run
+    started that no ``TOOL_CALL_RESULT`` or snapshot tool message answered); None while active."""
 
     def total_tokens(self) -> int | None:
         """Sum of ``total_tokens`` over the usage entries; None unless every entry reports it.
@@ -184,6 +191,8 @@ class Lifecycle:
         self._activity_owner: dict[str, str | None] = {}
         # event class → (wire type, its row of _ITEMS): computed once per class
         self._plans: dict[type, tuple[str, tuple[Kind, Act, str] | None]] = {}
+        # The run's tool calls without a result yet, in the order they were made (dict: ordered set)
+        self._unanswered: dict[str, None] = {}
 
     def receive(self, event: Any, index: int) -> str | None:
         """Check ``event`` against the rules and record its effect, or raise the rule it breaks.
@@ -221,6 +230,13 @@ class Lifecycle:
             self._track_activity(event, event_type, index)
         elif item is not None:
             self._track(event, event_type, item, index)
+        elif event_type == "TOOL_CALL_RESULT":
+            self._unanswered.pop(event.tool_call_id, None)
+        elif event_type == "MESSAGES_SNAPSHOT" and self._unanswered:
+            for message in event.messages:
+                tool_call_id = getattr(message, "tool_call_id", None)
+                if isinstance(tool_call_id, str):  # a tool message: the call is answered
+                    self._unanswered.pop(tool_call_id, None)
         self.state = target
         return None
 
@@ -228,6 +244,7 @@ class Lifecycle:
         """End of stream. A run still active is truncated: never a success."""
         if self.state is StreamState.ACTIVE:
             self.runs[-1].status = "truncated"
+            self._settle_pending(self.runs[-1], None)
             raise ProtocolViolation("truncated", "the stream ended while a run was still active")
         if self.state is StreamState.IDLE:
             raise ProtocolViolation("truncated", "the stream ended before any event")
@@ -262,6 +279,7 @@ class Lifecycle:
             run.interrupts = list(run.outcome.interrupts)
         run.result = _optional(event.result)
         run.usage = list(_optional(event.usage) or [])
+        self._settle_pending(run, run.outcome)
 
     def _fail_run(self, event: Any) -> None:
         if self.state is StreamState.IDLE:  # a stream may open with RUN_ERROR: a run of its own
@@ -270,13 +288,25 @@ class Lifecycle:
         run.status = "failed"
         run.error = event
         run.usage = list(_optional(event.usage) or run.usage)
+        if self.state is not StreamState.CLOSED:  # a late RUN_ERROR keeps what RUN_FINISHED said
+            self._settle_pending(run, None)
         self._clear()
+
+    def _settle_pending(self, run: Run, outcome: Any) -> None:
+        """The ended run's unanswered tool calls: the producer's list when it sent a non-empty
+        one; otherwise derived, as absence must not read as "nothing pending" (events/tool-calls)."""
+        stated = getattr(outcome, "pending_tool_call_ids", UNSET) if outcome is not None else UNSET
+        if stated is not UNSET and stated:
+            run.pending_tool_calls, run.pending_source = list(stated), "producer"
+        else:
+            run.pending_tool_calls, run.pending_source = list(self._unanswered), "stream"
 
     def _clear(self) -> None:
         for kind in _OPEN_ORDER:
             self._open[kind].clear()
             self._closed_owner[kind].clear()
         self._activity_owner.clear()
+        self._unanswered.clear()
 
     # --- items inside a run -------------------------------------------------------------
 
@@ -304,6 +334,8 @@ class Lifecycle:
                     index=index,
                 )
             open_items[key] = owner
+            if kind is TOOL:
+                self._unanswered[item_id] = None
             return
         if key not in open_items:
             raise LifecycleViolation(

@@ -1,0 +1,270 @@
+"""A guard for producers: ASGI middleware that verifies the AG-UI stream an endpoint sends.
+
+:class:`ProducerGuard` wraps any ASGI application. For each HTTP response that is a
+``text/event-stream`` with a 2xx status, it runs the body it sends through the consumer
+pipeline (an :class:`SSEReader` and a :class:`Consumer` per response) as it streams, and
+reports the first violation: to the ``on_violation`` callback, and to the ``logging``
+module (logger ``agui_msgspec.guard``, level WARNING) with the rule, the event index and
+the event's bytes. Any other response passes untouched. Pure ASGI: no framework import.
+
+Two modes:
+
+- ``end_with_run_error=False`` (the default) observes: every byte goes out as it comes,
+  before it is verified, so the guard adds no buffering and no latency; a broken event
+  reaches the client, which gets its own verdict.
+- ``end_with_run_error=True`` enforces: the bytes of an event are held back until the
+  event is complete and verified, so the client never receives a broken event; instead
+  the stream ends with a ``RUN_ERROR`` (``code`` ``"agui-guard:<rule>"``) where the
+  lifecycle allows one, and the rest of the application's body is dropped. The cost is
+  latency: each event reaches the client when its last byte has been produced, not as its
+  bytes are (bytes between events, such as keep-alive comments, still go out at once).
+
+A body the application compresses itself (``Content-Encoding`` set) is passed on
+unverified, with a warning: put the guard inside any compression middleware.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import msgspec
+
+from agui_msgspec._consumer import Consumer
+from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._lifecycle import StreamState
+from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
+from agui_msgspec._versions import LATEST_VERSION
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+logger = logging.getLogger("agui_msgspec.guard")
+
+# The end of a blank line: where an SSE event is dispatched (LF, CRLF and CR all end lines).
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+_EVENT_EXCERPT = 2048  # bytes of the offending event the log line shows
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    """One violation the guard found in a response it verified."""
+
+    violation: ProtocolViolation
+    """The rejection, with ``rule``, ``index`` (0-based event index in the response) and ``path``."""
+    event: bytes | None
+    """The payload of the offending event (its ``data``), or None when the body's end broke
+    the rule (``truncated``)."""
+    path: str
+    """The request path of the response."""
+
+
+class ProducerGuard:
+    """ASGI middleware verifying every AG-UI event stream ``app`` sends.
+
+    ``on_violation`` is called with a :class:`GuardReport` for the first violation of each
+    response (a stream is rejected once; later events are not verified). ``version`` is the
+    protocol version the stream is judged by, ``max_event_size`` the reader's bound.
+    ``end_with_run_error`` holds each event back until verified and replaces a broken one
+    with a ``RUN_ERROR`` that ends the stream (see the module docstring for the trade-off).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        on_violation: Callable[[GuardReport], None] | None = None,
+        end_with_run_error: bool = False,
+        version: str | ModuleType = LATEST_VERSION,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None:
+        self.app = app
+        self.on_violation = on_violation
+        self.end_with_run_error = end_with_run_error
+        self.version = version
+        self.max_event_size = max_event_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        response = _GuardedResponse(self, scope, send)
+        # The guard may end the stream with RUN_ERROR: the rest of the app's body is dropped.
+        with contextlib.suppress(_StreamEnded):
+            await self.app(scope, receive, response.send)
+
+    def _report(self, report: GuardReport) -> None:
+        violation = report.violation
+        event = (
+            "" if report.event is None else report.event[:_EVENT_EXCERPT].decode("utf-8", "replace")
+        )
+        logger.warning(
+            "AG-UI stream of %s rejected: [%s] at event %s%s: %s; event: %s",
+            report.path,
+            violation.rule,
+            violation.index,
+            f" {violation.path}" if violation.path else "",
+            violation.detail,
+            event,
+            extra={"agui_rule": violation.rule, "agui_index": violation.index},
+        )
+        if self.on_violation is not None:
+            try:
+                self.on_violation(report)
+            except Exception:  # a failing callback must not break the application's response
+                logger.exception("the guard's on_violation callback failed")
+
+
+class _StreamEnded(Exception):
+    """Raised into the application when the guard has ended its stream."""
+
+
+class _GuardedResponse:
+    """One response: decides at its start whether to verify it, then feeds its body."""
+
+    def __init__(self, guard: ProducerGuard, scope: Scope, send: Send) -> None:
+        self.guard = guard
+        self.path: str = scope.get("path", "")
+        self._send = send
+        self._consumer: Consumer | None = None  # None: this response is not verified
+        self._reader = SSEReader(guard.max_event_size)
+        self._held = b""  # enforcing: the bytes of the event not yet complete
+        self._sent_cr = False  # enforcing: the bytes sent so far end in CR
+        self._ended = False
+        self._rejected = False  # a response is rejected once: later bytes are not verified
+
+    async def send(self, message: Message) -> None:
+        if self._ended:
+            raise _StreamEnded
+        kind = message["type"]
+        if kind == "http.response.start":
+            self._start(message)
+        elif kind == "http.response.body" and self._consumer is not None:
+            body = bytes(message.get("body", b""))
+            more = bool(message.get("more_body", False))
+            if self.guard.end_with_run_error:
+                await self._enforce(body, more)
+                return
+            await self._send(message)  # observing: the bytes go out first, then the verdict
+            self._observe(body, more)
+            return
+        await self._send(message)
+
+    def _start(self, message: Message) -> None:
+        status = int(message.get("status", 200))
+        headers = {bytes(name).lower(): bytes(value) for name, value in message.get("headers", [])}
+        media_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if not (200 <= status < 300 and media_type == b"text/event-stream"):
+            return
+        if headers.get(b"content-encoding", b"identity").strip().lower() != b"identity":
+            logger.warning(
+                "AG-UI stream of %s is compressed: not verified (put the guard inside the "
+                "compression middleware)",
+                self.path,
+            )
+            return
+        self._consumer = Consumer(self.guard.version)
+
+    # --- observing: bytes out first --------------------------------------------------------
+
+    def _observe(self, body: bytes, more: bool) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        if self._rejected:
+            return
+        payloads: list[bytes] = []
+        start = consumer._index
+        try:
+            if body:
+                payloads = self._reader.feed(body)
+                consumer._feed_many(payloads, None)  # the guard delivers nothing
+            if not more:
+                payloads = []
+                start = consumer._index
+                self._reader.close()
+                consumer.close(inside_event=self._reader.discarded_partial)
+        except ProtocolViolation as violation:
+            self._reject(violation, payloads, start)
+
+    # --- enforcing: each event held until verified ------------------------------------------
+
+    async def _enforce(self, body: bytes, more: bool) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        fed = len(self._held)  # the reader has every byte held; only ``body`` is new to it
+        buffer = self._held + body
+        released = 0
+        # Feed the reader up to one blank line at a time, so a verdict maps to its event and
+        # everything before that event can go out; a blank line takes at most 4 bytes.
+        for blank_line in _BLANK_LINE.finditer(buffer, max(0, fed - 3)):
+            end = blank_line.end()
+            if not await self._verify(buffer, fed, end, released):
+                return
+            fed = released = end
+        if fed < len(buffer) and not await self._verify(buffer, fed, len(buffer), released):
+            return  # the event still arriving is already too large
+        self._held = buffer[released:]
+        if released or not more:
+            try:
+                if not more:
+                    self._reader.close()
+                    consumer.close(inside_event=self._reader.discarded_partial)
+            except ProtocolViolation as violation:
+                self._reject(violation, [], consumer._index)
+                await self._end_with_run_error(buffer[:released], violation)
+                return
+            out = buffer if not more else buffer[:released]
+            self._sent_cr = out.endswith(b"\r")
+            await self._send({"type": "http.response.body", "body": out, "more_body": more})
+
+    async def _verify(self, buffer: bytes, start: int, end: int, released: int) -> bool:
+        """Feed ``buffer[start:end]``; on a violation, send the verified ``buffer[:released]``
+        and a RUN_ERROR, and end the stream."""
+        consumer = self._consumer
+        assert consumer is not None
+        first = consumer._index
+        payloads: list[bytes] = []
+        try:
+            payloads = self._reader.feed(buffer[start:end])
+            consumer._feed_many(payloads, None)
+        except ProtocolViolation as violation:
+            self._reject(violation, payloads, first)
+            await self._end_with_run_error(buffer[:released], violation)
+            return False
+        return True
+
+    async def _end_with_run_error(self, verified: bytes, violation: ProtocolViolation) -> None:
+        """Send the ``verified`` bytes before the broken event, a RUN_ERROR where the
+        lifecycle allows one, and the end of the body."""
+        consumer = self._consumer
+        assert consumer is not None
+        error = b""
+        if consumer._lifecycle.state is not StreamState.FAILED:  # after RUN_ERROR, none may follow
+            document = {
+                "type": "RUN_ERROR",
+                "message": f"the producer broke the AG-UI protocol: {violation}",
+                "code": f"agui-guard:{violation.rule}",
+            }
+            error = b"data: " + msgspec.json.encode(document) + b"\n\n"
+        if verified.endswith(b"\r") or (not verified and self._sent_cr):  # half a CRLF: finish it
+            error = b"\n" + error
+        self._ended = True
+        await self._send(
+            {"type": "http.response.body", "body": verified + error, "more_body": False}
+        )
+
+    # --- both ------------------------------------------------------------------------------
+
+    def _reject(self, violation: ProtocolViolation, payloads: list[bytes], start: int) -> None:
+        self._rejected = True
+        offset = -1 if violation.index is None else violation.index - start
+        event = payloads[offset] if 0 <= offset < len(payloads) else None
+        self.guard._report(GuardReport(violation, event, self.path))

@@ -1,0 +1,365 @@
+"""``agui-msgspec check`` and ``run`` on real traffic: summaries, seeded input, closed pipes,
+every event type's substance, and memory that does not grow with the stream (issue 12, item 3;
+issue 14, item 11). Memory is measured with tracemalloc, never time."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agui_msgspec._cli import main
+
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+MiB = 1024 * 1024
+
+
+def sse(*documents: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(d).encode() + b"\n\n" for d in documents)
+
+
+def long_body(events: int, value: str = "x") -> bytes:
+    """A run of ``events`` events in all: text, tool calls and custom events that assemble
+    little."""
+    middle: list[dict[str, Any]] = [
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hello"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    ]
+    custom = b"data: " + json.dumps({"type": "CUSTOM", "name": "tick", "value": value}).encode()
+    return b"".join(
+        [
+            sse(START, *middle),
+            (custom + b"\n\n") * (events - len(middle) - 2),
+            sse(FINISH),
+        ]
+    )
+
+
+def test_summary_of_a_100k_event_body_fits_a_screen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "long.sse"
+    body.write_bytes(long_body(100_000))
+    assert main(["check", "--summary", str(body)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) < 40
+    assert lines[0] == "ACCEPTED"
+    assert "events: 100000" in lines
+    assert "  CUSTOM 99995" in lines
+    assert "  TEXT_MESSAGE_CONTENT 1" in lines
+    assert "runs: 1, completed 1" in lines
+    assert "messages: 1, assistant 1" in lines
+    assert "warnings: 0" in lines
+
+
+def test_summary_of_a_rejected_stream_leads_with_the_violation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "bad.sse"
+    body.write_bytes(sse(START, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{"}))
+    assert main(["check", "--summary", str(body)]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("REJECTED [tool-call-not-open] event 1")
+
+
+def test_summary_as_json_counts_instead_of_listing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "long.sse"
+    body.write_bytes(long_body(1_000))
+    assert main(["check", "--summary", "--json", str(body)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "events" not in document
+    assert document["eventCount"] == 1_000
+    assert document["eventTypes"]["CUSTOM"] == 995
+
+
+def test_json_streams_the_events_and_stays_one_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "bad.sse"
+    body.write_bytes(sse(START, {"type": "TEXT_MESSAGE_END", "messageId": "nope"}))
+    assert main(["check", "--json", str(body)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [event["type"] for event in document["events"]] == ["RUN_STARTED"]
+    assert document["violation"]["rule"] == "text-message-not-open"
+    assert document["outcome"] == "failed"
+
+
+def test_input_seeds_the_history_a_snapshot_restates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user = {"id": "u1", "role": "user", "content": "What is 2+2?"}
+    answer = {"id": "a1", "role": "assistant", "content": "4"}
+    body = tmp_path / "snapshot.sse"
+    body.write_bytes(sse(START, {"type": "MESSAGES_SNAPSHOT", "messages": [user, answer]}, FINISH))
+    seed = tmp_path / "input.json"
+    seed.write_text(json.dumps({"threadId": "t", "runId": "r", "messages": [user]}))
+    assert main(["check", "--input", str(seed), str(body)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("[user] 'What is 2+2?'") < out.index("[assistant] '4'")
+    assert "messages: 2" in out
+
+
+def test_input_seeds_the_state_a_delta_patches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}
+    body = tmp_path / "delta.sse"
+    body.write_bytes(sse(START, delta, FINISH))
+    seed = tmp_path / "input.json"
+    seed.write_text(json.dumps({"threadId": "t", "runId": "r", "messages": [], "state": {"n": 1}}))
+    assert main(["check", "--json", "--input", str(seed), str(body)]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == {"n": 2}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(b"{not json", "not JSON"), (b'{"threadId": 5}', "not a RunAgentInput")],
+)
+def test_an_unusable_input_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, says: str
+) -> None:
+    body = tmp_path / "plain.sse"
+    body.write_bytes(sse(START, FINISH))
+    seed = tmp_path / "input.json"
+    seed.write_bytes(content)
+    assert main(["check", "--input", str(seed), str(body)]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_missing_input_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "plain.sse"
+    body.write_bytes(sse(START, FINISH))
+    assert main(["check", "--input", str(tmp_path / "nowhere.json"), str(body)]) == 2
+    assert "nowhere.json" in capsys.readouterr().err
+
+
+# --- the timeline shows what every event carries -------------------------------------------
+
+
+def test_the_timeline_shows_the_substance_of_every_event_type(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events: list[dict[str, Any]] = [
+        START,
+        {"type": "RAW", "event": {"vendor": "acme", "n": 1}, "source": "acme-llm"},
+        {"type": "CUSTOM", "name": "progress", "value": {"done": 3, "of": 7}},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"city": "Paris"}},
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/zip", "value": "75001"}]},
+        {
+            "type": "ACTIVITY_SNAPSHOT",
+            "messageId": "a1",
+            "activityType": "plan",
+            "content": {"steps": ["look"]},
+        },
+        {
+            "type": "ACTIVITY_DELTA",
+            "messageId": "a1",
+            "activityType": "plan",
+            "patch": [{"op": "add", "path": "/steps/1", "value": "book"}],
+        },
+        {"type": "REASONING_START", "messageId": "r1"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rm1", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm1", "delta": "hmm"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm1"},
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "message",
+            "entityId": "rm1",
+            "encryptedValue": "opaque-blob-123",
+        },
+        {"type": "REASONING_END", "messageId": "r1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "search"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"q":"hotels"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "3 found"},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "u9", "role": "user", "content": "hi"}]},
+        {"type": "STEP_STARTED", "stepName": "plan"},
+        {"type": "STEP_FINISHED", "stepName": "plan"},
+        {**FINISH, "result": {"booked": True}},
+    ]
+    body = tmp_path / "all.sse"
+    body.write_bytes(sse(*events))
+    assert main(["check", str(body)]) == 0
+    out = capsys.readouterr().out
+    for shown in [
+        'RAW event={"vendor":"acme","n":1} source=\'acme-llm\'',
+        'CUSTOM name=progress value={"done":3,"of":7}',
+        'STATE_SNAPSHOT snapshot={"city":"Paris"}',
+        'STATE_DELTA delta=[{"op":"add","path":"/zip","value":"75001"}]',
+        'ACTIVITY_SNAPSHOT message_id=a1 activity_type=\'plan\' content={"steps":["look"]}',
+        'ACTIVITY_DELTA message_id=a1 activity_type=\'plan\' patch=[{"op":"add","path":"/steps/1","value":"book"}]',
+        "REASONING_MESSAGE_CONTENT message_id=rm1 delta='hmm'",
+        "REASONING_ENCRYPTED_VALUE subtype='message' entity_id='rm1' encrypted_value='opaque-blob-123'",
+        "TOOL_CALL_START tool_call_id=c1 tool_call_name='search'",
+        'TOOL_CALL_ARGS tool_call_id=c1 delta=\'{"q":"hotels"}\'',
+        "TOOL_CALL_RESULT message_id=t1 tool_call_id='c1' content='3 found'",
+        'MESSAGES_SNAPSHOT messages=[{"role":"user","id":"u9","content":"hi"}]',
+        "STEP_STARTED step_name=plan",
+        "RUN_FINISHED run_id=r thread_id='t' result={\"booked\":true}",
+    ]:
+        assert shown in out, shown
+
+
+def test_a_long_value_is_cut_in_the_timeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "long-value.sse"
+    body.write_bytes(sse(START, {"type": "CUSTOM", "name": "blob", "value": "z" * 5000}, FINISH))
+    assert main(["check", str(body)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "CUSTOM" in line]
+    assert len(line) < 300
+    assert "(+4800 chars)" in line
+
+
+# --- a closed pipe ------------------------------------------------------------------------
+
+
+def first_line_then_close(command: list[str]) -> tuple[str, int, str]:
+    """Run the CLI, read one line of its output, close the pipe (as ``| head -1`` does)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agui_msgspec._cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = process.stdout.readline().decode()
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    return first, process.wait(timeout=120), err
+
+
+@pytest.mark.parametrize(("verdict", "code"), [("accepted", 0), ("rejected", 1)])
+def test_check_into_a_closed_pipe_ends_quietly_with_the_verdict(
+    tmp_path: Path, verdict: str, code: int
+) -> None:
+    body = tmp_path / "long.sse"
+    content = long_body(50_000)
+    body.write_bytes(content if verdict == "accepted" else content[: -len(sse(FINISH))])
+    first, returned, err = first_line_then_close(["check", str(body)])
+    assert "RUN_STARTED" in first
+    assert err == ""
+    assert returned == code
+
+
+@contextlib.contextmanager
+def long_stream_server(events: int, value: str = "x") -> Iterator[str]:
+    body = long_body(events, value)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                for start in range(0, len(body), 64 * 1024):
+                    self.wfile.write(body[start : start + 64 * 1024])
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_run_into_a_closed_pipe_ends_quietly_with_the_verdict() -> None:
+    with long_stream_server(20_000) as url:
+        first, returned, err = first_line_then_close(["run", url])
+    assert "RUN_STARTED" in first
+    assert err == ""
+    assert returned == 0
+
+
+# --- memory: the stream is not kept --------------------------------------------------------
+
+
+def test_check_keeps_no_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = tmp_path / "long.sse"
+    body.write_bytes(long_body(60_000, value="v" * 300))  # 21 MB of events that assemble nothing
+    assert body.stat().st_size > 20 * MiB
+    with open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "stdout", devnull)
+        tracemalloc.start()
+        try:
+            assert main(["check", str(body)]) == 0
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MiB  # a read chunk and its events, not the body or the event list
+
+
+def test_run_keeps_no_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    with long_stream_server(30_000, value="v" * 300) as url, open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "stdout", devnull)
+        tracemalloc.start()
+        try:
+            assert main(["run", url]) == 0
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MiB  # the 30,000 events (about 10 MB) are printed and dropped
+
+
+def test_check_reads_standard_input_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    content = long_body(10_000)
+
+    class Stdin:
+        buffer = io.BytesIO(content)
+
+    reads: list[int] = []
+    original = Stdin.buffer.read1
+
+    def read1(size: int = -1) -> bytes:
+        reads.append(size)
+        return original(size)
+
+    monkeypatch.setattr(Stdin.buffer, "read1", read1)
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    with open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "stdout", devnull)
+        assert main(["check", "--summary", "-"]) == 0
+    assert reads
+    assert all(0 < size <= MiB for size in reads)
+
+
+def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agui_msgspec._cli", "check", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(sse(START))
+    process.stdin.flush()
+    assert "RUN_STARTED" in process.stdout.readline().decode()  # before the rest was written
+    process.stdin.write(sse(FINISH))
+    process.stdin.close()
+    assert "RUN_FINISHED" in process.stdout.readline().decode()
+    process.stdout.read()
+    assert process.wait(timeout=60) == 0

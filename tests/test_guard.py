@@ -1,0 +1,419 @@
+"""``ProducerGuard``: ASGI middleware verifying the AG-UI stream an endpoint sends (issue 12, item 2).
+
+The stream under test is the pydantic-ai parallel-tool-call shape: the first call's
+``TOOL_CALL_END`` comes when the second call starts, then more ``TOOL_CALL_ARGS`` for the
+first. Spec (basic/patterns/streaming, events/tool-calls "Error Handling"): "continuing or
+closing a call that is not open, or reopening one that is, is fatal." The guard reports
+``tool-call-not-open`` at that event's index while the client still receives the bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, ProtocolViolation
+
+pytest.importorskip("starlette")
+uvicorn = pytest.importorskip("uvicorn")
+
+from starlette.applications import Starlette  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import JSONResponse, StreamingResponse  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+INTERLEAVED = [
+    START,
+    {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "get_weather"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"city": '},
+    {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+    {"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "get_time"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '"Paris"}'},  # index 5: c1 is closed
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "c2", "delta": "{}"},
+    {"type": "TOOL_CALL_END", "toolCallId": "c2"},
+    FINISH,
+]
+GOOD = [
+    START,
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hi."},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    FINISH,
+]
+INPUT = {"threadId": "t", "runId": "r", "messages": []}
+
+
+def frame(document: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(document).encode() + b"\n\n"
+
+
+def streaming(events: list[dict[str, Any]], *, split: bool = False) -> StreamingResponse:
+    async def body() -> AsyncIterator[bytes]:
+        for event in events:
+            data = frame(event)
+            if split:  # an event's bytes in two sends, with a keep-alive comment first
+                yield b": ping\n"
+                yield data[:10]
+                yield data[10:]
+            else:
+                yield data
+
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
+async def interleaved(request: Request) -> StreamingResponse:
+    return streaming(INTERLEAVED, split=request.query_params.get("split") == "1")
+
+
+async def good(request: Request) -> StreamingResponse:
+    return streaming(GOOD, split=request.query_params.get("split") == "1")
+
+
+async def cut(request: Request) -> StreamingResponse:
+    return streaming(GOOD[:3])
+
+
+async def other(request: Request) -> JSONResponse:
+    return JSONResponse({"not": "a stream"})
+
+
+APP = Starlette(
+    routes=[
+        Route("/interleaved", interleaved, methods=["POST"]),
+        Route("/good", good, methods=["POST"]),
+        Route("/cut", cut, methods=["POST"]),
+        Route("/other", other, methods=["POST"]),
+    ]
+)
+
+
+# --- in process: the ASGI messages themselves -----------------------------------------------
+
+
+def drive(app: Any, path: str) -> list[dict[str, Any]]:
+    """Call an ASGI app once for POST ``path``; the messages it sent, in order."""
+    sent: list[dict[str, Any]] = []
+    requested: list[bool] = []
+
+    async def receive() -> dict[str, Any]:
+        if requested:  # the client stays connected: wait until the app stops listening
+            await asyncio.Event().wait()
+        requested.append(True)
+        return {"type": "http.request", "body": json.dumps(INPUT).encode(), "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    path, _, query = path.partition("?")
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    return sent
+
+
+def body_of(messages: list[dict[str, Any]]) -> bytes:
+    return b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
+
+
+@pytest.mark.parametrize("split", ["0", "1"])
+def test_the_guard_reports_the_interleaved_args_at_their_index(split: str) -> None:
+    reports: list[GuardReport] = []
+    guarded = drive(ProducerGuard(APP, on_violation=reports.append), f"/interleaved?split={split}")
+    unguarded = drive(APP, f"/interleaved?split={split}")
+    (report,) = reports
+    assert (report.violation.rule, report.violation.index) == ("tool-call-not-open", 5)
+    assert json.loads(report.event or b"") == INTERLEAVED[5]
+    assert report.path == "/interleaved"
+    # Observing adds no buffering: the client gets the very messages the app sent.
+    assert guarded == unguarded
+
+
+def test_the_guard_logs_the_rule_index_and_event(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="agui_msgspec.guard"):
+        drive(ProducerGuard(APP), "/interleaved")
+    (record,) = caplog.records
+    assert record.name == "agui_msgspec.guard"
+    assert record.agui_rule == "tool-call-not-open"  # type: ignore[attr-defined]
+    assert record.agui_index == 5  # type: ignore[attr-defined]
+    assert "Paris" in record.getMessage()
+
+
+def test_bytes_go_out_before_the_guard_judges_them() -> None:
+    order: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        for event in INTERLEAVED:
+            await send({"type": "http.response.body", "body": frame(event), "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and message["body"]:
+            order.append(json.loads(message["body"][6:])["type"])
+
+    guard = ProducerGuard(app, on_violation=lambda report: order.append("REPORT"))
+    asyncio.run(guard({"type": "http", "path": "/"}, receive, send))
+    assert order.index("REPORT") == 6  # after the offending event (index 5) went out
+
+
+def test_a_conformant_stream_is_passed_on_untouched_and_unreported() -> None:
+    for split in ("0", "1"):
+        reports: list[GuardReport] = []
+        guarded = drive(ProducerGuard(APP, on_violation=reports.append), f"/good?split={split}")
+        assert reports == []
+        assert guarded == drive(APP, f"/good?split={split}")
+
+
+def test_a_body_ending_inside_a_run_is_reported_as_truncated() -> None:
+    reports: list[GuardReport] = []
+    drive(ProducerGuard(APP, on_violation=reports.append), "/cut")
+    (report,) = reports
+    assert report.violation.rule == "truncated"
+    assert report.event is None
+
+
+def test_responses_that_are_not_event_streams_are_not_verified() -> None:
+    reports: list[GuardReport] = []
+    sent = drive(ProducerGuard(APP, on_violation=reports.append), "/other")
+    assert reports == []
+    assert json.loads(body_of(sent)) == {"not": "a stream"}
+
+
+def test_a_compressed_stream_is_passed_unverified_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"text/event-stream"), (b"content-encoding", b"gzip")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send(
+            {"type": "http.response.body", "body": b"\x1f\x8b not verified", "more_body": False}
+        )
+
+    reports: list[GuardReport] = []
+    with caplog.at_level(logging.WARNING, logger="agui_msgspec.guard"):
+        sent = drive(ProducerGuard(app, on_violation=reports.append), "/")
+    assert reports == []
+    assert body_of(sent) == b"\x1f\x8b not verified"
+    assert "compressed" in caplog.text
+
+
+def test_a_failing_callback_does_not_break_the_response(caplog: pytest.LogCaptureFixture) -> None:
+    def explode(report: GuardReport) -> None:
+        raise RuntimeError("boom")
+
+    with caplog.at_level(logging.WARNING, logger="agui_msgspec.guard"):
+        sent = drive(ProducerGuard(APP, on_violation=explode), "/interleaved")
+    assert body_of(sent) == b"".join(frame(e) for e in INTERLEAVED)
+    assert "callback failed" in caplog.text
+
+
+# --- enforcing: RUN_ERROR instead of the broken event --------------------------------------
+
+
+def events_of(body: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in body.split(b"\n") if line.startswith(b"data: ")]
+
+
+@pytest.mark.parametrize("split", ["0", "1"])
+def test_enforcing_ends_the_stream_with_run_error_before_the_broken_event(split: str) -> None:
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(APP, on_violation=reports.append, end_with_run_error=True)
+    events = events_of(body_of(drive(guard, f"/interleaved?split={split}")))
+    assert events[:5] == INTERLEAVED[:5]  # everything verified before it was delivered
+    assert events[5]["type"] == "RUN_ERROR"
+    assert events[5]["code"] == "agui-guard:tool-call-not-open"
+    assert len(events) == 6
+    assert reports[0].violation.index == 5
+
+
+def test_enforcing_passes_a_conformant_stream_whole() -> None:
+    for split in ("0", "1"):
+        guard = ProducerGuard(APP, end_with_run_error=True)
+        assert body_of(drive(guard, f"/good?split={split}")) == body_of(
+            drive(APP, f"/good?split={split}")
+        )
+
+
+def test_enforcing_holds_each_event_until_it_is_complete() -> None:
+    guard = ProducerGuard(APP, end_with_run_error=True)
+    sent = [m["body"] for m in drive(guard, "/good?split=1") if m["type"] == "http.response.body"]
+    for body in sent:  # every send is whole events (and comments), never a part of one
+        assert body == b"" or body.endswith(b"\n\n") or body == b": ping\n"
+
+
+def test_enforcing_replaces_a_cut_run_with_run_error() -> None:
+    guard = ProducerGuard(APP, end_with_run_error=True)
+    events = events_of(body_of(drive(guard, "/cut")))
+    assert [e["type"] for e in events] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "RUN_ERROR",
+    ]
+    assert events[-1]["code"] == "agui-guard:truncated"
+
+
+def test_enforcing_refuses_an_event_that_grows_past_the_bound() -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        await send({"type": "http.response.body", "body": frame(START), "more_body": True})
+        await send(
+            {
+                "type": "http.response.body",
+                "body": b'data: {"type":"CUSTOM","value":"',
+                "more_body": True,
+            }
+        )
+        for _ in range(100):
+            await send({"type": "http.response.body", "body": b"x" * 1000, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        app, on_violation=reports.append, end_with_run_error=True, max_event_size=10_000
+    )
+    events = events_of(body_of(drive(guard, "/")))
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert reports[0].violation.rule == "event-too-large"
+
+
+# --- over the network: the client still gets the bytes -------------------------------------
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, list[GuardReport]]]:
+    reports: list[GuardReport] = []
+    app = ProducerGuard(APP, on_violation=reports.append)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the uvicorn test server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", reports
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+def test_behind_uvicorn_the_client_and_the_guard_agree(
+    served: tuple[str, list[GuardReport]],
+) -> None:
+    url, reports = served
+
+    async def scenario() -> tuple[int, ProtocolViolation]:
+        delivered = 0
+        async with HttpAgent(url + "/interleaved").run(INPUT) as stream:
+            try:
+                async for _ in stream:
+                    delivered += 1
+            except ProtocolViolation as violation:
+                return delivered, violation
+        raise AssertionError("the client accepted the interleaved stream")
+
+    delivered, violation = asyncio.run(scenario())
+    assert (violation.rule, violation.index, delivered) == ("tool-call-not-open", 5, 5)
+    (report,) = reports
+    assert (report.violation.rule, report.violation.index) == ("tool-call-not-open", 5)
+
+
+def raw_app(body: bytes, piece: int) -> Any:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for start in range(0, len(body), piece):
+            chunk = body[start : start + piece]
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return app
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("piece", [1, 3, 7, 64, 100_000])
+def test_enforcing_cuts_at_event_boundaries_whatever_the_line_ends_and_sends(
+    line_end: bytes, piece: int
+) -> None:
+    def body(events: list[dict[str, Any]]) -> bytes:
+        text = b"\xef\xbb\xbf: hello\n\n" + b"".join(frame(e) for e in events)
+        return text.replace(b"\n", line_end)
+
+    reports: list[GuardReport] = []
+    good_body = body(GOOD)
+    sent = drive(ProducerGuard(raw_app(good_body, piece), end_with_run_error=True), "/")
+    assert body_of(sent) == good_body
+    bad = drive(
+        ProducerGuard(
+            raw_app(body(INTERLEAVED), piece), on_violation=reports.append, end_with_run_error=True
+        ),
+        "/",
+    )
+    received = body_of(bad)
+    assert received.startswith(body(INTERLEAVED[:5]))
+    assert received.endswith(b"\n\n")
+    assert b'"code":"agui-guard:tool-call-not-open"' in received
+    assert [r.violation.index for r in reports] == [5]
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("piece", [1, 7, 100_000])
+def test_observing_reports_the_same_index_whatever_the_line_ends_and_sends(
+    line_end: bytes, piece: int
+) -> None:
+    body = b"".join(frame(e) for e in INTERLEAVED).replace(b"\n", line_end)
+    reports: list[GuardReport] = []
+    sent = drive(ProducerGuard(raw_app(body, piece), on_violation=reports.append), "/")
+    assert body_of(sent) == body
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("tool-call-not-open", 5)]
+
+
+def test_an_oversized_event_is_reported_once_and_passed_on() -> None:
+    big = b'data: {"type":"CUSTOM","name":"x","value":"' + b"y" * 5000 + b'"}\n\n'
+    body = frame(START) + big + big + frame(FINISH)
+    reports: list[GuardReport] = []
+    app = ProducerGuard(raw_app(body, 1000), on_violation=reports.append, max_event_size=1000)
+    assert body_of(drive(app, "/")) == body
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("event-too-large", 1)]
