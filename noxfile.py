@@ -1,8 +1,9 @@
-"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``."""
+"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``, ``interop``."""
 
 from __future__ import annotations
 
 import filecmp
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -13,6 +14,8 @@ SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
 # The generator's tools, pinned: the [codegen] extra gives ranges, drift needs one exact set.
 RUFF = "ruff==0.17.6"  # lints, and formats what the generator writes
 CODEGEN_PINS = ("datamodel-code-generator==0.89.0", "jinja2==3.1.6", RUFF)
+NODE_PARITY = ROOT / "tests" / "node"
+PROTO_DATA = ROOT / "tests" / "data" / "proto"
 CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 
 DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
@@ -50,10 +53,13 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-def _generate_into(session: nox.Session, out: Path) -> None:
+def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> None:
     session.install(".", *CODEGEN_PINS)
     for schema in SCHEMAS:
         session.run("agui-msgspec", "generate", str(schema), "--out", str(out), silent=True)
+        if schema.with_name("proto-freeze.txt").exists():  # the protobuf wire schema and tables
+            args = ["--schema", str(schema), "--out", str(out), *(["--frozen"] if frozen else [])]
+            session.run("python", "-m", "codegen.proto", *args, silent=True)
 
 
 @nox.session
@@ -66,9 +72,11 @@ def generate(session: nox.Session) -> None:
 def drift(session: nox.Session) -> None:
     """Fail if generated/ differs from what codegen makes of schema/ now."""
     with tempfile.TemporaryDirectory() as tmp:
-        _generate_into(session, Path(tmp))
-        fresh = sorted(p.name for p in Path(tmp).glob("*.py"))
-        committed = sorted(p.name for p in (ROOT / "generated").glob("*.py"))
+        _generate_into(session, Path(tmp), frozen=True)
+        fresh = sorted(p.name for p in Path(tmp).iterdir() if p.suffix in (".py", ".proto"))
+        committed = sorted(
+            p.name for p in (ROOT / "generated").iterdir() if p.suffix in (".py", ".proto")
+        )
         if fresh != committed:
             session.error(f"generated/ holds {committed}, codegen makes {fresh}")
         changed = [
@@ -78,7 +86,7 @@ def drift(session: nox.Session) -> None:
             session.error(
                 f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
             )
-    session.log(f"generated/ matches schema/ ({len(fresh)} modules)")
+    session.log(f"generated/ matches schema/ ({len(fresh)} files)")
 
 
 _INSTALLED_CHECK = """
@@ -130,6 +138,50 @@ def conformance(session: nox.Session) -> None:
     session.run("agui-msgspec", "conformance", str(CONFORMANCE))
 
 
+def _node_proto(session: nox.Session) -> Path:
+    """@ag-ui/proto installed by npm from tests/node's lockfile, in this session's folder."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        session.skip("node and npm are needed to run @ag-ui/proto")
+    node = Path(session.virtualenv.location) / "node"
+    node.mkdir(exist_ok=True)
+    for name in ("package.json", "package-lock.json", "proto_corpus.mjs", "proto_timing.mjs"):
+        shutil.copy(NODE_PARITY / name, node / name)
+    session.run(
+        "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(node),
+        external=True,
+    )  # fmt: skip
+    return node
+
+
+@nox.session
+def proto_parity(session: nox.Session) -> None:
+    """Byte parity with @ag-ui/proto 1.0.0 (node, npm): it re-encodes the corpus into
+    tests/data/proto/corpus-frames.json (a diff there is a parity break), decodes what we
+    encode, and the corpus tests run against the fresh frames."""
+    session.install(".[tests]")
+    node = _node_proto(session)
+    events, frames = PROTO_DATA / "corpus-events.json", PROTO_DATA / "corpus-frames.json"
+    script = str(node / "proto_corpus.mjs")
+    session.run("node", script, "encode", str(events), str(frames), external=True)
+    ours, decoded = node / "ours.json", node / "decoded.json"
+    session.run("python", str(NODE_PARITY / "parity.py"), "encode", str(events), str(ours))
+    session.run("node", script, "decode", str(ours), str(decoded), external=True)
+    session.run("python", str(NODE_PARITY / "parity.py"), "check", str(events), str(decoded))
+    session.run("pytest", "-q", "tests/test_proto.py", "-k", "reference or corpus")
+
+
+@nox.session
+def proto_bench(session: nox.Session) -> None:
+    """The protobuf binding against SSE, Google's protobuf runtime and @ag-ui/proto in node:
+    ``nox -s proto_bench -- --quick`` for a short run."""
+    session.install(".", "protobuf")
+    node = _node_proto(session)
+    session.run(
+        "python", "benchmarks/proto_bench.py", *session.posargs,
+        env={"AGUI_NODE_PROTO_DIR": str(node)},
+    )  # fmt: skip
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
@@ -150,3 +202,29 @@ def fuzz(session: nox.Session) -> None:
     # atheris ships wheels for some Pythons only; without it the script uses hypothesis.
     session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
     session.run("python", "fuzz/fuzz_consume.py", "--seconds", seconds, *session.posargs[1:])
+
+
+# The producers `nox -s interop` serves: each framework's AG-UI integration as published, pinned
+# (README "Real producers"), each in its own venv with the project's http extra.
+INTEROP_PINS = {
+    "pydantic_ai": ["pydantic-ai-slim[ag-ui]==2.68.0"],
+    "langgraph": ["ag-ui-langgraph[fastapi]==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
+    "agent_framework": ["agent-framework-ag-ui==1.7.0", "agent-framework-core==1.23.0"],
+    "strands": ["ag-ui-strands==1.0.2", "strands-agents==1.62.0"],
+}
+
+
+@nox.session
+@nox.parametrize("framework", list(INTEROP_PINS))
+def interop(session: nox.Session, framework: str) -> None:
+    """A framework's AG-UI endpoint on loopback over a fake model, via HttpAgent and the CLI.
+
+    ``nox -s interop`` runs all four; README "Real producers" says what each sends wrong.
+    """
+    session.install(".[http]", "pytest>=8", "uvicorn==0.54.0", *INTEROP_PINS[framework])
+    session.run(
+        "pytest",
+        f"tests/interop/test_{framework}.py",
+        *session.posargs,
+        env={"AGUI_INTEROP": framework},  # the framework must import: a failure, not a skip
+    )

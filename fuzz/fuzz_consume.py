@@ -38,7 +38,7 @@ import time
 import traceback
 import types
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -48,7 +48,16 @@ import msgspec
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from agui_msgspec import Consumer, ProtocolViolation, consume, consume_body, v1_1
+from agui_msgspec import (
+    Consumer,
+    ProtobufReader,
+    ProtocolViolation,
+    UsageError,
+    consume,
+    consume_body,
+    proto_frame,
+    v1_1,
+)
 from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +187,16 @@ def seed_inputs(extra_dirs: Iterable[Path] = ()) -> list[bytes]:
             if isinstance(fixture.get("stream"), list):
                 streams.append(fixture["stream"])
     seeds = raw + [sse_body(s) for s in streams] + [jsonl_body(s) for s in streams]
+    seeds += [body for body in map(protobuf_body, streams) if body]
     return list(dict.fromkeys(seeds))
+
+
+def protobuf_body(events: Iterable[Wire | bytes]) -> bytes | None:
+    """The stream as protobuf frames, or None if some event has no protobuf form."""
+    try:
+        return b"".join(proto_frame(json.loads(_encode(event))) for event in events)
+    except (UsageError, ValueError):
+        return None
 
 
 DICTIONARY = [
@@ -240,11 +258,14 @@ def _dictionary_file(folder: Path) -> Path:
 # --- the target ----------------------------------------------------------------------------
 
 
-def _reader(body: bytes, max_event_size: int | None) -> PayloadReader:
-    sse = sniff_format(body) == "sse"
-    if max_event_size is None:
-        return SSEReader() if sse else JSONLinesReader()
-    return SSEReader(max_event_size) if sse else JSONLinesReader(max_event_size)
+def _reader(
+    body: bytes, max_event_size: int | None, on_warning: Callable[[str], None]
+) -> PayloadReader:
+    """The reader consume_body picks for ``body``."""
+    size = {} if max_event_size is None else {"max_event_size": max_event_size}
+    if body[:1] == b"\x00":  # a protobuf frame's length
+        return ProtobufReader(**size, on_warning=on_warning)
+    return SSEReader(**size) if sniff_format(body) == "sse" else JSONLinesReader(**size)
 
 
 def pipeline(
@@ -258,8 +279,8 @@ def pipeline(
 
     Raises whatever the pipeline raises that is not a ProtocolViolation: that is a crash.
     """
-    reader = _reader(body, max_event_size)
     consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
+    reader = _reader(body, max_event_size, consumer._warn)
     events: list[object] = []
     violation: ProtocolViolation | None = None
     try:

@@ -204,7 +204,8 @@ def test_run_takes_bindings(
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
-        assert main(["run", url, "--message", "Hi", "--bindings", str(generated)]) == 0
+        command = ["run", url, "--message", "Hi", "--thread", "t", "--bindings", str(generated)]
+        assert main(command) == 0
     finally:
         server.shutdown()
         server.server_close()

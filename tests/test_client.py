@@ -115,7 +115,9 @@ def test_the_request_is_a_json_post_asking_for_an_event_stream() -> None:
     (request,) = seen
     assert request.method == "POST"
     assert str(request.url) == "http://agent.test/run"
-    assert request.headers.get_list("accept") == ["text/event-stream"]
+    assert request.headers.get_list("accept") == [
+        "text/event-stream, application/vnd.ag-ui.event+proto"
+    ]
     assert request.headers["content-type"] == "application/json"
     assert request.headers["authorization"] == "Bearer k"
     assert json.loads(request.content) == {**INPUT, "protocolVersion": "1.1"}
@@ -481,6 +483,20 @@ class Endpoint:
     waited: list[bool] = field(default_factory=list)
 
 
+def on_thread(body: bytes, thread_id: str) -> bytes:
+    """An SSE body's events moved onto ``thread_id``."""
+
+    def moved(line: bytes) -> bytes:
+        if not line.startswith(b"data: "):
+            return line
+        event = json.loads(line[6:])
+        if "threadId" in event:
+            event["threadId"] = thread_id
+        return b"data: " + json.dumps(event).encode()
+
+    return b"\n".join(moved(line) for line in body.split(b"\n"))
+
+
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
     routes = {
@@ -505,12 +521,15 @@ def endpoint() -> Iterator[Endpoint]:
                     "body": json.loads(self.rfile.read(length)),
                 }
             )
+            # a conformant agent answers on the thread it was asked about (basic/run-input)
+            thread_id = state.requests[-1]["body"]["threadId"]
             if self.path == "/gated":
-                self._reply(200, "text/event-stream", frame(START))
+                self._reply(200, "text/event-stream", on_thread(frame(START), thread_id))
                 state.waited.append(state.shown.wait(timeout=5))
-                self.wfile.write(sse(*ANSWER[1:]))
+                self.wfile.write(on_thread(sse(*ANSWER[1:]), thread_id))
                 return
-            self._reply(*routes[self.path])
+            status, content_type, body = routes[self.path]
+            self._reply(status, content_type, on_thread(body, thread_id))
 
         def _reply(self, status: int, content_type: str, body: bytes) -> None:
             self.send_response(status)
@@ -557,7 +576,7 @@ def test_run_prints_events_as_they_arrive_then_the_answer(
     assert request["body"]["threadId"] == "th-9"
     assert request["body"]["protocolVersion"] == "1.1"
     assert [(m["role"], m["content"]) for m in request["body"]["messages"]] == [("user", "Say hi")]
-    assert request["headers"]["Accept"] == "text/event-stream"
+    assert request["headers"]["Accept"] == "text/event-stream, application/vnd.ag-ui.event+proto"
 
 
 def test_run_without_a_message_sends_an_empty_history_on_a_new_thread(

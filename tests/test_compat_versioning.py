@@ -145,7 +145,6 @@ OTHER_NULLS = [
     pytest.param(
         {"type": "TEXT_MESSAGE_START", "messageId": "m", "name": None}, "/name", id="name"
     ),
-    pytest.param({**RUN_FINISHED, "result": None}, "/result", id="RUN_FINISHED.result"),
     pytest.param(
         {"type": "CUSTOM", "name": "n", "value": 1, "metadata": None}, "/metadata", id="metadata"
     ),
@@ -159,7 +158,6 @@ OTHER_NULLS = [
         "/toolCallName",
         id="required-toolCallName",
     ),
-    pytest.param({"type": "RAW", "event": {}, "rawEvent": None}, "/rawEvent", id="rawEvent"),
 ]
 
 

@@ -21,8 +21,8 @@ from agui_msgspec._input import prepare_input, read_input
 from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._official import from_official, to_official
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, encode_proto, proto_frame
 from agui_msgspec._server import (
-    PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
     EventStream,
     negotiate_media_type,
@@ -47,6 +47,7 @@ __all__ = [  # noqa: PLE0604
     "LifecycleViolation",
     "MalformedEvent",
     "ProducerGuard",
+    "ProtobufReader",
     "ProtocolViolation",
     "Result",
     "Run",
@@ -61,10 +62,12 @@ __all__ = [  # noqa: PLE0604
     "consume",
     "consume_body",
     "encode",
+    "encode_proto",
     "from_official",
     "generate",
     "negotiate_media_type",
     "prepare_input",
+    "proto_frame",
     "read_input",
     "sse_frame",
     "to_official",

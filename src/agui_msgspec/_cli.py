@@ -27,11 +27,10 @@ import msgspec
 
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Consumer, Result
+from agui_msgspec._consumer import Consumer, Result, reader_for
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
 from agui_msgspec._generate import generate
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
@@ -44,7 +43,9 @@ _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agui-msgspec", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="verdict on a recorded stream (SSE or JSON lines)")
+    check = commands.add_parser(
+        "check", help="verdict on a recorded stream (SSE, JSON lines or protobuf frames)"
+    )
     check.add_argument("file", help="the recorded stream, or - for standard input")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
     check.add_argument(
@@ -56,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_version_options(check)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
-    conformance.add_argument("--bindings", metavar="PATH.py", help=_BINDINGS_HELP)
+    _add_version_options(conformance)
     run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
     run.add_argument("url", help="the agent endpoint")
     run.add_argument("--message", help="send one user message with this text")
@@ -88,11 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agui-msgspec: {exc}", file=sys.stderr)
         return EXIT_USAGE
     out = _Output()
-    if args.command == "conformance":
-        return _conformance(args.folder, out, bindings)
     version = bindings or args.version
     if args.command == "check":
         return _check(args.file, version, args.input, out, as_json=args.json, summary=args.summary)
+    if args.command == "conformance":
+        return _conformance(args.folder, version, out)
     agent_options = {"timeout": args.timeout, "deadline": args.deadline}
     return _run(args.url, args.message, args.thread, version, agent_options, out, as_json=args.json)
 
@@ -235,7 +236,7 @@ def _feed_file(
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
     read = getattr(stream, "read1", stream.read)
     head = read(READ_CHUNK)
-    reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+    reader = reader_for(head, consumer)
 
     def batches() -> Iterator[list[bytes]]:
         chunk = head
@@ -355,11 +356,11 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path, out: _Output, bindings: ModuleType | None) -> int:
+def _conformance(folder: Path, version: str | ModuleType, out: _Output) -> int:
     if not folder.is_dir():
         print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
         return EXIT_USAGE
-    corpus = run_corpus(folder, bindings)
+    corpus = run_corpus(folder, version)
     for line in corpus.lines():
         out.line(line)
     out.flush()

@@ -46,11 +46,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
+from agui_msgspec._compat import parse_peer_version
 from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader
+from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, PayloadReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
 
@@ -62,6 +64,9 @@ INFLATE_PIECE = 64 * 1024
 """The most a compressed body inflates to in one step, before the reader frames it."""
 _EXCERPT_BYTES = 2048
 _EVENT_STREAM = "text/event-stream"
+# Both bindings, named: the protobuf one needs no extra dependency, and a server that does
+# not support it answers SSE (spec: basic/transports/http-protobuf, Negotiation).
+_ACCEPT = f"{_EVENT_STREAM}, {PROTOBUF_MEDIA_TYPE}"
 # What the agent can inflate piece by piece: nothing stacked, nothing else (br, zstd, ...).
 _ACCEPT_ENCODING = "gzip, deflate"
 _GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
@@ -130,7 +135,9 @@ class HttpAgent:
     default: no bound). ``max_event_size`` bounds one event (bytes). Pass
     ``client`` to share a connection pool, or to bring auth, proxies or a mock
     transport; the agent never closes a client it was given, and makes (and
-    closes) one per run otherwise.
+    closes) one per run otherwise. ``peer_version`` is the protocol version of an
+    agent known to speak an older one: the era shims it needs run both ways (README,
+    "Older peers").
     """
 
     def __init__(
@@ -144,6 +151,7 @@ class HttpAgent:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         client: httpx.AsyncClient | None = None,
         on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
     ) -> None:
         try:
             import httpx  # noqa: PLC0415
@@ -162,10 +170,13 @@ class HttpAgent:
         if deadline is not None and not deadline > 0:
             raise UsageError(f"deadline must be a positive number of seconds, not {deadline}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
+        if peer_version is not None:
+            parse_peer_version(peer_version)  # likewise
+        self.peer_version = peer_version
         self.url = url
         self.version = version
         self.headers = httpx.Headers(headers)
-        self.headers["Accept"] = _EVENT_STREAM  # replaces any casing of the name
+        self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"
         self.headers["Accept-Encoding"] = _ACCEPT_ENCODING
         self.timeout = timeout
@@ -215,15 +226,26 @@ class RunStream:
         )
         interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
         early: list[str] = []  # the input's warnings, before the consumer that keeps them exists
-        prepared = prepare_input(input, agent.version, early.append, interrupts=interrupts)
+        prepared = prepare_input(
+            input,
+            agent.version,
+            early.append,
+            peer_version=agent.peer_version,
+            interrupts=interrupts,
+        )
         self._thread_id: str = prepared.thread_id
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
-        self._consumer = Consumer(agent.version, on_warning=agent.on_warning, input=prepared)
+        self._consumer = Consumer(
+            agent.version,
+            on_warning=agent.on_warning,
+            input=prepared,
+            peer_version=agent.peer_version,
+        )
         for message in early:
             self._consumer._warn(message)
-        self._reader = SSEReader(agent.max_event_size)
+        self._reader: PayloadReader = SSEReader(agent.max_event_size)  # or protobuf, by the reply
         self._inflater: _Inflater | None = None
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
@@ -330,7 +352,13 @@ class RunStream:
             coding = _content_coding(
                 response.headers.get_list("content-encoding", split_commas=True)
             )
-            if response.is_success and media_type.lower() == _EVENT_STREAM:
+            if response.is_success and media_type.lower() in (_EVENT_STREAM, PROTOBUF_MEDIA_TYPE):
+                if media_type.lower() == PROTOBUF_MEDIA_TYPE:
+                    self._reader = ProtobufReader(
+                        agent.max_event_size,
+                        self._consumer.bindings,
+                        on_warning=self._consumer._warn,
+                    )
                 if coding is not None:
                     self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
@@ -340,9 +368,7 @@ class RunStream:
                 raise self._deadline_error(None) from None
             if response.is_success:
                 got = media_type or "no content type"
-                message = (
-                    f"{agent.url} answered {response.status_code} with {got}, not {_EVENT_STREAM}"
-                )
+                message = f"{agent.url} answered {response.status_code} with {got}, not {_ACCEPT}"
             else:
                 message = (
                     f"{agent.url} answered HTTP {response.status_code} {response.reason_phrase}"

@@ -19,11 +19,13 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._compat import Compatibility
+from agui_msgspec._compat import DROPPED, Compatibility
 from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
+from agui_msgspec._input import typed_input
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
+from agui_msgspec._proto import ProtobufReader
 from agui_msgspec._reduce import Reducer
 from agui_msgspec._transports import (
     JSONLinesReader,
@@ -74,6 +76,9 @@ class Consumer:
     after the compatibility boundary and before enforcement, in order, as the
     specification places them; installing any costs a generic JSON decode per
     event, so conformant traffic is no longer a single typed decode.
+    ``peer_version`` is the protocol version of a producer known to speak an
+    older one (``"0.0.57"``, say): the era shims it needs then run (README,
+    "Older peers"); an era shim that must see every event costs that decode too.
     """
 
     def __init__(
@@ -83,19 +88,24 @@ class Consumer:
         input: Any = None,
         middleware: Sequence[Middleware] = (),
         max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        peer_version: str | None = None,
     ) -> None:
         self.bindings = bindings_for(version)
         self.warnings: list[str] = []
         self._on_warning = on_warning
-        self._compat = Compatibility(self._warn)
+        self._compat = Compatibility(self._warn, peer_version)
         self._middleware = tuple(middleware)
-        # With middleware, the boundary runs before it on every event; else in the slow path only.
-        translate = None if self._middleware else self._compat.translate
+        # With middleware or an era shim, every event is a document that the boundary sees
+        # first; else the boundary runs in the slow path only.
+        self._documents = bool(self._middleware) or self._compat.every_event
+        translate = None if self._documents else self._compat.translate
         self._enforcer = Enforcer(self.bindings, self._warn, translate)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
-        self._lifecycle = Lifecycle(max_open_items)
-        self._reducer = Reducer(self.bindings, self._warn, input)
+        # The same reading as outgoing input: what the version does not know is stripped.
+        seed = None if input is None else typed_input(input, self.bindings, self._warn)
+        self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
+        self._reducer = Reducer(self.bindings, self._warn, seed)
         self._index = 0
         self._violation: ProtocolViolation | None = None
         self._repeat = _NO_REPEAT
@@ -186,7 +196,7 @@ class Consumer:
                     # _deliver, inlined: most events are not chunks; a call per event is measurable
                     continued = receive(event, index)
                     if type(event) is self._run_started:
-                        self._check_version(event)
+                        self._run_started_by(event)
                     grown = apply(event, index)
                     if delivered is not None:
                         delivered.append(event)
@@ -222,7 +232,7 @@ class Consumer:
         """The payloads in batches, each with its events if the strict decoder alone gave
         them all (the fast path, for slices of a list or tuple), else None: one by one.
         Anything else (a generator, say) goes one by one as it comes, and so does middleware."""
-        if self._middleware or not isinstance(payloads, (list, tuple)):
+        if self._documents or not isinstance(payloads, (list, tuple)):
             return ((payloads, None),)
         decode_conformant = self._enforcer.decode_conformant
         return (
@@ -237,11 +247,11 @@ class Consumer:
         self, payloads: Iterable[Payload], index: int
     ) -> Iterator[msgspec.Struct | None]:
         """Middleware, then enforcement, payload by payload; None for a dropped event."""
-        decode, middleware = self._enforcer.decode, self._middleware
+        decode, documents = self._enforcer.decode, self._documents
         for payload in payloads:
             self._index = index + 1  # counted before decoding: a callback may raise from in there
             try:
-                if middleware:
+                if documents:
                     document = self._before_enforcement(payload, index)
                     event = None if document is None else decode(document, index)
                 else:
@@ -256,7 +266,7 @@ class Consumer:
     ) -> None:
         self._lifecycle.receive(event, index)
         if type(event) is self._run_started:
-            self._check_version(event)
+            self._run_started_by(event)
         self._reducer.apply(event, index)
         if delivered is not None:
             delivered.append(event)
@@ -264,6 +274,8 @@ class Consumer:
     def _before_enforcement(self, payload: Payload, index: int) -> bytes | None:
         """Compatibility, then the middleware; the JSON bytes for enforcement, or None if dropped."""
         document = self._compat.translate(decode_document(payload, index), index)
+        if document is DROPPED:  # an era shim dropped it, with a warning
+            return None
         for stage in self._middleware:
             if not isinstance(document, dict):
                 break
@@ -272,7 +284,9 @@ class Consumer:
                 return None
         return encode_document(document, index)  # anything but an object is not-an-object
 
-    def _check_version(self, event: Any) -> None:
+    def _run_started_by(self, event: Any) -> None:
+        """A run began: the boundary learns its id, and the producer's declaration is judged."""
+        self._compat.run_id = event.run_id
         if event.protocol_version is not msgspec.UNSET:
             notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
             if notice is not None:
@@ -332,6 +346,7 @@ def consume(
     middleware: Sequence[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    peer_version: str | None = None,
 ) -> Result:
     """Run a whole stream through the consumer; never raises for a bad stream.
 
@@ -344,7 +359,9 @@ def consume(
         consumer.close()
 
     return _reported(
-        lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
+        lambda: Consumer(version, on_warning, input, middleware, max_open_items, peer_version),
+        keep_events,
+        run,
     )
 
 
@@ -357,12 +374,14 @@ def consume_body(
     middleware: Sequence[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    peer_version: str | None = None,
 ) -> Result:
     """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
 
-    The body is read as JSON lines if it starts with ``{`` (after a BOM and whitespace),
+    The body is read as protobuf frames if its first byte is NUL (the high byte of a
+    frame's length), as JSON lines if it starts with ``{`` (after a BOM and whitespace),
     else as SSE, and each chunk's events go through the pipeline together. A body that
-    ends inside an event is truncated.
+    ends inside an event (or a frame) is truncated.
     """
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
@@ -374,13 +393,24 @@ def consume_body(
             head += chunk
             if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
                 break
-        reader: PayloadReader = SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+        reader = reader_for(head, consumer)
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
         consumer.close(inside_event=reader.discarded_partial)
 
     return _reported(
-        lambda: Consumer(version, on_warning, input, middleware, max_open_items), keep_events, run
+        lambda: Consumer(version, on_warning, input, middleware, max_open_items, peer_version),
+        keep_events,
+        run,
     )
+
+
+def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:
+    """The reader for a body that starts with ``head``: protobuf frames if its first byte is
+    NUL (a frame length's high byte; a text body never starts with NUL), JSON lines if it
+    starts with ``{``, else SSE. A protobuf reader's warnings join the consumer's."""
+    if head[:1] == b"\x00":
+        return ProtobufReader(version=consumer.bindings, on_warning=consumer._warn)
+    return SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
 
 
 def _reported(

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._compat import downgrade_for_peer, translate_input
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._errors import MalformedEvent, UsageError
 from agui_msgspec._official import is_official, official_document
@@ -37,30 +38,34 @@ def prepare_input(
     version: str | ModuleType = LATEST_VERSION,
     warn: Callable[[str], None] | None = None,
     *,
+    peer_version: str | None = None,
     interrupts: Sequence[Any] = (),
     now: datetime | None = None,
 ) -> Any:
     """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent.
 
-    ``interrupts`` are those of the run this input resumes (``Run.interrupts`` of an
-    interrupted run); ``now`` is when an ``expiresAt`` is judged (default: the clock).
-    ``version`` is a version string or a generated bindings module; a module whose
-    ``PROTOCOL_VERSION`` is not ``MAJOR.MINOR`` (a draft) declares nothing, with a warning.
+    ``version`` is the protocol version the consumer speaks (or generated bindings; a
+    module whose ``PROTOCOL_VERSION`` is not ``MAJOR.MINOR``, a draft, declares nothing,
+    with a warning); ``peer_version`` that of a peer known to speak an older one: a peer
+    from before 1.0 is not sent ``protocolVersion``, and one from before content parts
+    (0.0.39) gets message content flattened to text. ``interrupts`` are those of the run
+    this input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
+    ``expiresAt`` is judged (default: the clock).
     """
     report = warn or (lambda _message: None)
-    if isinstance(version, ModuleType):
-        bindings = bindings_for(version)
+    if isinstance(version, str) and _declarable(version) is None:
+        if not _era_pin(version):
+            raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
+        peer_version, version = peer_version or version, LATEST_VERSION  # an era pin
+    bindings = bindings_for(version)
+    declared = None
+    if peer_version is None or _declarable(peer_version) is not None:
         declared = _declarable(bindings.PROTOCOL_VERSION)
         if declared is None:
             report(
                 f"input /protocolVersion: the bindings' version {bindings.PROTOCOL_VERSION!r} "
                 "is not MAJOR.MINOR; no version is declared"
             )
-    else:
-        declared = _declarable(version)
-        if declared is None and not _era_pin(version):
-            raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
-        bindings = bindings_for(declared or LATEST_VERSION)
 
     def outgoing(document: dict[str, Any]) -> None:
         messages = document.get("messages")
@@ -75,6 +80,8 @@ def prepare_input(
             document.pop("protocolVersion", None)  # a pre-1.0 peer predates version negotiation
         else:
             document["protocolVersion"] = declared
+        if peer_version is not None:
+            downgrade_for_peer(document, peer_version, report)
 
     prepared = typed_input(input, bindings, report, adjust=outgoing)
     _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
@@ -124,7 +131,9 @@ def typed_input(
         raise _malformed(f"a RunAgentInput is a JSON object, got {json_kind(document)}")
     try:  # a private copy to clean, in plain JSON types
         document = msgspec.json.decode(msgspec.json.encode(document))
-        cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
+        translate_input(document, warn, own=True)  # the compatibility boundary sees it first
+        enforcer = Enforcer(bindings, warn)
+        cleaned = enforcer.clean(document, bindings.RunAgentInput, "input")
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
         raise _malformed(f"not JSON: {exc}") from None
     except RecursionError:
@@ -139,7 +148,8 @@ def typed_input(
         raise _malformed(_TOO_DEEP) from None
     except msgspec.ValidationError as exc:
         message = str(exc)
-        path = pointer_from_msgspec(message)
+        # a path into the cleaned document names the element as received
+        path = enforcer.as_received(pointer_from_msgspec(message), cleaned)
         missing = _MISSING_FIELD.match(message)
         if missing is not None:  # msgspec places a missing field at its container
             path += "/" + pointer_token(missing.group(1))

@@ -19,9 +19,10 @@ from typing import Any, Literal
 import msgspec
 
 from agui_msgspec._enforce import Enforcer, OfficialModel, encode_document
-from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import Lifecycle
+from agui_msgspec._proto import proto_frame, wire_tables
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
 
@@ -47,7 +48,8 @@ def sse_frame(event: msgspec.Struct) -> bytes:
 class StrictWriter:
     """Checks each event a producer is about to send; raises before a bad one leaves.
 
-    ``check(event)`` returns the event's SSE frame when the event is legal where
+    ``check(event)`` returns the event's frame (SSE unless ``framing="protobuf"``: the
+    HTTP + Protobuf binding's length-prefixed frame) when the event is legal where
     it stands, and otherwise raises the :class:`ProtocolViolation` a consumer
     would reject the stream with (same rule ids, ``index`` counting the events
     checked). Beyond what a consumer rejects, the writer also refuses an event
@@ -61,8 +63,18 @@ class StrictWriter:
     :attr:`stream_state` is not ``failed``; :class:`EventStream` does all of this.
     """
 
-    def __init__(self, version: str | ModuleType = LATEST_VERSION) -> None:
+    def __init__(
+        self,
+        version: str | ModuleType = LATEST_VERSION,
+        *,
+        framing: Literal["sse", "protobuf"] = "sse",
+    ) -> None:
+        if framing not in ("sse", "protobuf"):
+            raise UsageError(f"framing is 'sse' or 'protobuf', not {framing!r}")
         bindings = bindings_for(version)
+        self.framing = framing
+        # the protobuf wire of the pinned version; a version without one is refused here
+        self._wire = wire_tables(bindings) if framing == "protobuf" else None
         self._stripped: list[str] = []
         self._enforcer = Enforcer(bindings, self._stripped.append)
         self._expander = Expander(bindings)
@@ -71,11 +83,14 @@ class StrictWriter:
         self._violation: ProtocolViolation | None = None
 
     def check(self, event: msgspec.Struct | Mapping[str, Any] | OfficialModel) -> bytes:
-        """The SSE frame for ``event``, or the violation sending it would be.
+        """The frame for ``event`` (SSE, or with ``framing="protobuf"`` a length-prefixed
+        protobuf frame), or the violation sending it would be.
 
         ``event`` is a Struct, a wire-named dict or an official ``ag-ui-protocol`` model.
         """
-        _typed, data = self._check(event)
+        typed, data = self._check(event)
+        if self._wire is not None:
+            return proto_frame(typed, self._wire)
         return b"data: " + data + b"\n\n"
 
     def _check(

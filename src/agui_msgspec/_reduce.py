@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._input import typed_input
 from agui_msgspec._patch import PatchConflict, apply_patch
 
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
@@ -58,9 +57,8 @@ def _text_of(message: Any) -> str:
 class Reducer:
     """Holds messages and state; ``apply`` one verified event at a time."""
 
-    def __init__(
-        self, bindings: ModuleType, warn: Callable[[str], None], input: Any = None
-    ) -> None:
+    def __init__(self, bindings: ModuleType, warn: Callable[[str], None], seed: Any = None) -> None:
+        """``seed`` is the ``RunAgentInput`` Struct the run started from, already read."""
         self._b = bindings
         self._warn = warn
         # role → message Struct, for the roles a text message may stream as
@@ -79,8 +77,8 @@ class Reducer:
         self._text: dict[str, list[str]] = {}
         self._thoughts: dict[str, list[str]] = {}  # reasoning messages: their own lifecycle
         self._args: dict[str, list[str]] = {}
-        if input is not None:
-            self._seed(input)
+        if seed is not None:
+            self._seed(seed)
         self._by_class: dict[type, Any] = {}
         self._handlers: dict[str, Callable[[Any, int], DeltaSink | None]] = {
             "TEXT_MESSAGE_START": self._text_start,
@@ -94,7 +92,7 @@ class Reducer:
             "REASONING_MESSAGE_CONTENT": self._thought_content,
             "REASONING_MESSAGE_END": self._thought_end,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "RUN_STARTED": self._end_streams,
+            "RUN_STARTED": self._run_started,
             "RUN_ERROR": self._end_streams,
             "STATE_SNAPSHOT": self._state_snapshot,
             "STATE_DELTA": self._state_delta,
@@ -122,9 +120,7 @@ class Reducer:
 
     # --- seeding -------------------------------------------------------------------------
 
-    def _seed(self, input: Any) -> None:
-        # The same reading as outgoing input: what the version does not know is stripped.
-        seed = typed_input(input, self._b, self._warn)
+    def _seed(self, seed: Any) -> None:
         if seed.state is not UNSET:
             self.state = seed.state
         for message in seed.messages:
@@ -150,6 +146,18 @@ class Reducer:
         self._text.clear()
         self._thoughts.clear()
         self._args.clear()
+
+    def _run_started(self, event: Any, index: int) -> None:
+        """A new run: what streamed ends, and the messages of an echoed input that this
+        consumer does not hold join the conversation, in order (basic/run-input: the echo
+        lets "a consumer that did not make the request" see what the agent was asked)."""
+        self._end_streams(event, index)
+        echoed = event.input
+        if echoed is UNSET:
+            return
+        for message in echoed.messages:
+            if message.id not in self._by_id:
+                self._add(_own_copy(message))
 
     def _flush_all(self) -> None:
         for streams in (self._text, self._thoughts):
@@ -228,12 +236,11 @@ class Reducer:
         _merge_metadata(call, event)
 
     def _new_tool_call(self, event: Any) -> Any:
-        parent_id = event.parent_message_id
-        if parent_id is UNSET:
-            last = self._messages[-1] if self._messages else None
-            parent_id = (
-                last.id if last is not None and last.role == "assistant" else event.tool_call_id
-            )
+        # Without parentMessageId nothing names a carrier: the call gets an assistant message
+        # of its own, under its id, rather than joining a message another turn or owner made.
+        parent_id = (
+            event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
+        )
         parent = self._by_id.get(parent_id)
         if parent is not None and parent.role != "assistant":
             self._warn(
@@ -356,8 +363,8 @@ class Reducer:
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
-        if existing is not None and existing.role == "activity" and not event.replace:
-            return
+        if existing is not None and not event.replace:
+            return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
             id=event.message_id,
             activity_type=event.activity_type,

@@ -24,10 +24,10 @@ import msgspec
 from agui_msgspec._enforce import OfficialModel
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._producer import StrictWriter
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, proto_frame
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 SSE_MEDIA_TYPE = "text/event-stream"
-PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 
 ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel
 Framer = Callable[[msgspec.Struct, bytes], bytes]
@@ -39,7 +39,11 @@ def _sse(_event: msgspec.Struct, data: bytes) -> bytes:
     return b"data: " + data + b"\n\n"
 
 
-FRAMERS: dict[str, Framer] = {SSE_MEDIA_TYPE: _sse}
+def _protobuf(event: msgspec.Struct, _data: bytes) -> bytes:
+    return proto_frame(event)
+
+
+FRAMERS: dict[str, Framer] = {SSE_MEDIA_TYPE: _sse, PROTOBUF_MEDIA_TYPE: _protobuf}
 """Response media type → framer. A binding this table lacks is never negotiated."""
 
 logger = logging.getLogger("agui_msgspec")
