@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import hashlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -202,6 +203,48 @@ def fuzz(session: nox.Session) -> None:
     # atheris ships wheels for some Pythons only; without it the script uses hypothesis.
     session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
     session.run("python", "fuzz/fuzz_consume.py", "--seconds", seconds, *session.posargs[1:])
+
+
+@nox.session
+def differential(session: nox.Session) -> None:
+    """consume() beside @ag-ui/client 1.0.0 over the fixtures and seeded mutants of them.
+
+    ``nox -s differential`` runs 3,000 mutated streams (CI); ``-- --full`` runs 25,000;
+    ``-- --sample N --seed S --show K --dump FILE`` as tests/differential/run.py says.
+    The client comes from npm (tests/differential/node/package-lock.json) into nox's cache.
+    """
+    if not CONFORMANCE.is_dir():
+        session.skip(f"no conformance streams at {CONFORMANCE}")
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        session.skip("node and npm are needed to run @ag-ui/client")
+    session.install(".")
+    node_dir = _node_install(session, ROOT / "tests" / "differential" / "node")
+    session.run(
+        "python",
+        "tests/differential/run.py",
+        "--node-modules",
+        str(node_dir / "node_modules"),
+        *session.posargs,
+    )
+
+
+def _node_install(session: nox.Session, source: Path) -> Path:
+    """`npm ci` of source's package.json + lock into nox's cache, once per lock."""
+    target = Path(session.cache_dir) / f"npm-{source.parent.name}"
+    lock = (source / "package-lock.json").read_bytes()
+    stamp = target / ".lock-sha256"
+    digest = hashlib.sha256(lock).hexdigest()
+    if stamp.is_file() and stamp.read_text() == digest and (target / "node_modules").is_dir():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(source / name, target / name)
+    session.run(
+        "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(target),
+        external=True,
+    )  # fmt: skip
+    stamp.write_text(digest)
+    return target
 
 
 # The producers `nox -s interop` serves: each framework's AG-UI integration as published, pinned
