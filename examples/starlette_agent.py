@@ -42,7 +42,11 @@ async def weather_agent(input: agui.RunAgentInput) -> AsyncIterator[Any]:
         yield agui.TextMessageContentEvent(message_id="a1", delta=word)
         await asyncio.sleep(0)  # a live agent yields as its model produces
     yield agui.TextMessageEndEvent(message_id="a1")
-    yield agui.ToolCallStartEvent(tool_call_id="c1", tool_call_name="get_weather")
+    # parentMessageId puts the call on the message that announced it (without it, the
+    # call gets an assistant message of its own)
+    yield agui.ToolCallStartEvent(
+        tool_call_id="c1", tool_call_name="get_weather", parent_message_id="a1"
+    )
     yield agui.ToolCallArgsEvent(tool_call_id="c1", delta=json.dumps({"city": city}))
     yield agui.ToolCallEndEvent(tool_call_id="c1")
     yield agui.ToolCallResultEvent(message_id="t1", tool_call_id="c1", content="18 C, cloudy")

@@ -483,6 +483,20 @@ class Endpoint:
     waited: list[bool] = field(default_factory=list)
 
 
+def on_thread(body: bytes, thread_id: str) -> bytes:
+    """An SSE body's events moved onto ``thread_id``."""
+
+    def moved(line: bytes) -> bytes:
+        if not line.startswith(b"data: "):
+            return line
+        event = json.loads(line[6:])
+        if "threadId" in event:
+            event["threadId"] = thread_id
+        return b"data: " + json.dumps(event).encode()
+
+    return b"\n".join(moved(line) for line in body.split(b"\n"))
+
+
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
     routes = {
@@ -507,12 +521,15 @@ def endpoint() -> Iterator[Endpoint]:
                     "body": json.loads(self.rfile.read(length)),
                 }
             )
+            # a conformant agent answers on the thread it was asked about (basic/run-input)
+            thread_id = state.requests[-1]["body"]["threadId"]
             if self.path == "/gated":
-                self._reply(200, "text/event-stream", frame(START))
+                self._reply(200, "text/event-stream", on_thread(frame(START), thread_id))
                 state.waited.append(state.shown.wait(timeout=5))
-                self.wfile.write(sse(*ANSWER[1:]))
+                self.wfile.write(on_thread(sse(*ANSWER[1:]), thread_id))
                 return
-            self._reply(*routes[self.path])
+            status, content_type, body = routes[self.path]
+            self._reply(status, content_type, on_thread(body, thread_id))
 
         def _reply(self, status: int, content_type: str, body: bytes) -> None:
             self.send_response(status)

@@ -486,8 +486,9 @@ def misbehaving_server() -> Iterator[str]:
 
 
 def test_the_cli_names_a_read_timeout_and_its_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    # --thread: the canned replies are on thread "t", and a run answers on the thread asked
     with misbehaving_server() as url:
-        assert main(["run", url + "/stall", "--timeout", "1"]) == 1
+        assert main(["run", url + "/stall", "--timeout", "1", "--thread", "t"]) == 1
     captured = capsys.readouterr()
     assert "REJECTED [timeout] event 1" in captured.out
     assert "--timeout" in captured.out
@@ -498,7 +499,7 @@ def test_the_cli_reports_a_decode_error_mid_stream_as_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with misbehaving_server() as url:
-        assert main(["run", url + "/corrupt"]) == 1
+        assert main(["run", url + "/corrupt", "--thread", "t"]) == 1
     captured = capsys.readouterr()
     assert "REJECTED [decode]" in captured.out
     assert "cannot reach" not in captured.out + captured.err
@@ -506,14 +507,14 @@ def test_the_cli_reports_a_decode_error_mid_stream_as_one(
 
 def test_the_cli_reports_a_body_cut_by_the_server(capsys: pytest.CaptureFixture[str]) -> None:
     with misbehaving_server() as url:
-        assert main(["run", url + "/cut"]) == 1
+        assert main(["run", url + "/cut", "--thread", "t"]) == 1
     captured = capsys.readouterr()
     assert "REJECTED [cut] event 1" in captured.out
 
 
 def test_the_cli_deadline(capsys: pytest.CaptureFixture[str]) -> None:
     with misbehaving_server() as url:
-        assert main(["run", url + "/trickle", "--deadline", "1"]) == 1
+        assert main(["run", url + "/trickle", "--deadline", "1", "--thread", "t"]) == 1
     captured = capsys.readouterr()  # on a loaded machine the deadline may pass before the reply
     assert "REJECTED [deadline]" in captured.out or "REJECTED" in captured.err
     assert "[deadline]" in captured.out + captured.err
@@ -535,7 +536,7 @@ def test_the_cli_tells_a_silent_server_from_one_it_cannot_reach(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with misbehaving_server() as url:
-        assert main(["run", url + "/silent", "--timeout", "0.2"]) == 1
+        assert main(["run", url + "/silent", "--timeout", "0.2", "--thread", "t"]) == 1
     err = capsys.readouterr().err
     assert "[timeout] the response did not come within timeout=0.2 s" in err
     assert "cannot reach" not in err

@@ -1,9 +1,9 @@
 """The upstream consumer-conformance fixtures, and the runner that judges them.
 
 Every fixture in ``shared/agui/conformance/1.1/streams`` (format: ../FORMAT.md)
-runs through ``run_fixture``. Normative fixtures must pass; ``era-*`` fixtures
-test optional shims for pre-1.0 peers and are reported on their own, an
-unsupported one as a non-strict xfail. The runner is tested too: a fixture whose
+runs through ``run_fixture``. Normative fixtures must pass, and so must the
+``era-*`` fixtures, which test shims for pre-1.0 peers and are consumed with the
+peer version they pin. The runner is tested too: a fixture whose
 expectation the consumer does not meet must be reported as failed, and the
 ``agui-msgspec conformance`` command must say so in its last line and exit code.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agui_msgspec import v1_0
 from agui_msgspec._cli import main
 from agui_msgspec._conformance import FOLLOWS_PROSE, run_corpus, run_fixture
 
@@ -42,10 +43,9 @@ def test_normative_fixture_passes(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", fixtures(era=True))
-def test_era_fixture(path: Path) -> None:
+def test_era_fixture_passes_with_the_peer_version_it_pins(path: Path) -> None:
     report = run_fixture(path)
-    if not report.passed:
-        pytest.xfail("optional pre-1.0 shim: " + "; ".join(report.problems))
+    assert report.passed, "; ".join(report.problems)
 
 
 # --- the runner can fail ---------------------------------------------------------------------
@@ -158,7 +158,10 @@ def test_cli_counts_era_fixtures_apart(tmp_path: Path, capsys: pytest.CaptureFix
     code = main(["conformance", str(tmp_path)])
     out = capsys.readouterr().out
     assert last_line(out) == "1 passed, 0 failed"
-    assert "era fixtures (optional shims for pre-1.0 peers): 0 of 1 passed" in out
+    assert (
+        "era fixtures (shims for pre-1.0 peers, with the peer's version given): 0 of 1 passed"
+        in out
+    )
     assert code == 0
 
 
@@ -177,4 +180,140 @@ def test_cli_on_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     assert last_line(out) == f"{len(normative) - len(prose)} passed, 0 failed"
     assert code == 0
     corpus = run_corpus(STREAMS)
-    assert sorted(corpus.prose) == sorted(p.stem for p in prose)
+    assert sorted(report.name for report in corpus.prose) == sorted(p.stem for p in prose)
+
+
+# --- the runner judges rejections by what the fixture names (issue 13, item 12) -----------
+
+NESTED = [STREAM[0], {**STREAM[0], "runId": "r2"}]
+
+
+def test_an_unpinned_fixture_rejected_for_a_rule_of_its_page_passes(tmp_path: Path) -> None:
+    path = write_fixture(
+        tmp_path,
+        "second-start-inside-a-run",
+        {"outcome": "failed"},
+        NESTED,
+        specPage="/spec/1.1/events/lifecycle",
+    )
+    report = run_fixture(path)
+    assert report.passed, report.problems
+
+
+def test_an_unpinned_fixture_rejected_for_a_rule_of_another_page_fails(tmp_path: Path) -> None:
+    path = write_fixture(
+        tmp_path,
+        "second-start-inside-a-run",
+        {"outcome": "failed"},
+        NESTED,
+        specPage="/spec/1.1/basic/patterns/interrupt-resume",
+    )
+    (problem,) = run_fixture(path).problems
+    assert "rejected for 'nested-run', expected" in problem
+
+
+def test_a_fixture_whose_name_spells_a_rule_must_be_rejected_for_it(tmp_path: Path) -> None:
+    spelled = write_fixture(tmp_path, "a-nested-run-fatal", {"outcome": "failed"}, NESTED)
+    assert run_fixture(spelled).passed
+    other = write_fixture(tmp_path, "first-event-fatal", {"outcome": "failed"}, NESTED)
+    (problem,) = run_fixture(other).problems
+    assert problem == "rejected for 'nested-run', expected 'first-event'"
+
+
+def test_a_fixture_naming_nothing_is_judged_by_its_verdict(tmp_path: Path) -> None:
+    assert run_fixture(write_fixture(tmp_path, "bad-stream", {"outcome": "failed"}, NESTED)).passed
+
+
+def test_an_admitted_gap_is_recognised_by_its_description(tmp_path: Path) -> None:
+    stream = [
+        STREAM[0],
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        STREAM[-1],
+    ]
+    gap = "ADMITTED GAP: the reference client fails this"
+    path = write_fixture(
+        tmp_path, "unknown-enum-value-role-fatal", {"outcome": "failed"}, stream, description=gap
+    )
+    report = run_fixture(path)
+    assert (report.passed, report.admitted_gap) == (True, True)
+    unknown = write_fixture(tmp_path, "another-gap", {"outcome": "failed"}, stream, description=gap)
+    assert not run_fixture(unknown).passed  # no reading of the prose for it: not passed silently
+    plain = write_fixture(tmp_path, "not-a-gap", {"outcome": "failed"}, stream)
+    assert not run_fixture(plain).admitted_gap
+
+
+def test_fixtures_of_one_name_in_two_folders_are_reported_apart(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    write_fixture(tmp_path / "a", "same", TRUE_EXPECTATION)
+    write_fixture(tmp_path / "b", "same", {"outcome": "failed"})
+    corpus = run_corpus(tmp_path)
+    assert corpus.passed == ["a/same"]
+    assert [report.name for report in corpus.failed] == ["b/same"]
+
+
+@pytest.mark.parametrize("version", ["1.0", v1_0])
+def test_the_runner_consumes_as_the_version_it_is_given(tmp_path: Path, version: Any) -> None:
+    # 1.0 has no encryptedValueType: consumed as 1.0 it is stripped with a warning
+    stream = [
+        STREAM[0],
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "message",
+            "entityId": "x",
+            "encryptedValue": "e",
+            "encryptedValueType": "t",
+        },
+        STREAM[-1],
+    ]
+    path = write_fixture(
+        tmp_path, "one", {"outcome": "completed", "warnings": ["/encryptedValueType"]}, stream
+    )
+    assert run_fixture(path, version).passed
+    assert not run_fixture(path).passed
+
+
+def test_cli_conformance_takes_a_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_fixture(tmp_path, "one", TRUE_EXPECTATION)
+    assert main(["conformance", str(tmp_path), "--version", "1.0"]) == 0
+    assert last_line(capsys.readouterr().out) == "1 passed, 0 failed"
+
+
+def test_an_era_fixture_is_consumed_with_the_peer_version_it_pins(tmp_path: Path) -> None:
+    stream = [
+        STREAM[0],
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "s", "name": "n"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "s"},
+        STREAM[-1],
+    ]
+    expect = {"outcome": "completed", "eventTypesAbsent": ["SUBAGENT_STARTED"]}
+    path = write_fixture(
+        tmp_path, "era-old", expect, stream, client={"maxProtocolVersion": "0.0.57"}
+    )
+    assert run_fixture(path).passed
+    modern = write_fixture(tmp_path, "era-new", expect, stream)
+    assert not run_fixture(modern).passed
+
+
+def test_an_admitted_gap_is_reported_by_its_path_with_the_reading_it_follows(
+    tmp_path: Path,
+) -> None:
+    stream = [
+        STREAM[0],
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "narrator"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        STREAM[-1],
+    ]
+    fixture = {
+        "name": "unknown-enum-value-role-fatal",
+        "description": "ADMITTED GAP: pinned",
+        "stream": stream,
+        "expect": {"outcome": "failed"},
+    }
+    (tmp_path / "renamed.json").write_text(json.dumps(fixture), encoding="utf-8")
+    lines = list(run_corpus(tmp_path).lines())
+    assert lines[0].startswith("FOLLOWS SPEC PROSE renamed: accepted: an unrecognised value")
+    assert lines[-1] == "0 passed, 0 failed"

@@ -860,16 +860,9 @@ MALFORMED_CASES = [
         "/usage/0/totalTokens",
         id="huge-tokens",
     ),
-    pytest.param({**CUSTOM, "rawEvent": None}, "/rawEvent", id="null-rawEvent"),
     pytest.param({**CUSTOM, "metadata": None}, "/metadata", id="null-metadata"),
     pytest.param({**CUSTOM, "metadata": ["k"]}, "/metadata", id="array-metadata"),
     pytest.param({**CUSTOM, "subagentRunId": None}, "/subagentRunId", id="null-subagentRunId"),
-    pytest.param({**FINISH, "result": None}, "/result", id="null-result"),
-    pytest.param(
-        {"type": "SUBAGENT_FINISHED", "subagentRunId": "s", "result": None},
-        "/result",
-        id="null-subagent-result",
-    ),
     pytest.param(
         {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "u", "role": "user", "content": 5}]},
         "/messages/0/content",

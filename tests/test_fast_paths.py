@@ -127,6 +127,59 @@ def test_a_delta_not_repeating_the_one_before_is_checked(second: Event, rule: st
     assert outcome(events) == every_stage_on_every_event(events)
 
 
+@pytest.mark.parametrize("last_owner", [None, "sa1", "sa2"])
+def test_repeated_arguments_of_a_call_inheriting_its_messages_owner(last_owner: Any) -> None:
+    """An untagged call takes its message's owner: repeats tagged with it pass, another fails."""
+
+    def args(delta: str, owner: Any) -> Event:
+        tagged = {} if owner is None else {"subagentRunId": owner}
+        return {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": delta, **tagged}
+
+    events = [
+        START,
+        {
+            "type": "TEXT_MESSAGE_START",
+            "messageId": "m",
+            "role": "assistant",
+            "subagentRunId": "sa1",
+        },
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f", "parentMessageId": "m"},
+        args("{", "sa1"),
+        args('"a"', "sa1"),
+        args(":1", None),
+        args("}", last_owner),
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    if last_owner == "sa2":
+        assert result.violation is not None
+        assert (result.violation.rule, result.violation.index) == ("attribution-mismatch", 6)
+    else:
+        assert result.outcome == "completed", result.violation
+    assert outcome(events) == every_stage_on_every_event(events)
+
+
+@pytest.mark.parametrize("peer", [None, "0.0.57"])
+def test_an_era_shim_on_every_event_changes_nothing_else(peer: Any) -> None:
+    """With a peer from before subagents every event is a document first; the repeats and
+    batches still give what every stage on every event gives."""
+    events = [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        *(content("m", str(n)) for n in range(5)),
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    payloads = [msgspec.json.encode(event) for event in events]
+    with_shim = consume(payloads, peer_version=peer)
+    plain = consume(payloads)
+    assert msgspec.to_builtins(with_shim.messages) == msgspec.to_builtins(plain.messages)
+    assert msgspec.to_builtins(with_shim.events) == msgspec.to_builtins(plain.events)
+    assert with_shim.warnings == plain.warnings == []
+
+
 def test_a_repeat_across_feed_calls_is_still_checked() -> None:
     consumer = Consumer()
     for event in [START, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]:

@@ -78,7 +78,6 @@ def test_the_callers_input_is_left_as_it_was() -> None:
         pytest.param(base(runId=5), "/runId", id="wrong-type"),
         pytest.param(base(messages="hi"), "/messages", id="messages-not-an-array"),
         pytest.param(base(state=None), "/state", id="null-state"),
-        pytest.param(base(forwardedProps=None), "/forwardedProps", id="null-forwardedProps"),
         pytest.param(
             base(messages=[{"role": "user", "id": 3, "content": "x"}]),
             "/messages/0/id",

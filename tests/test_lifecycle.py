@@ -171,6 +171,18 @@ a chunk stands for the explicit events it expands to.
                                                        test_run_error_usage_is_recorded,
                                                        test_late_run_error_keeps_usage_reported_by_run_finished
  run identity                                          test_protocol_version_and_parent_run_id_are_recorded
+ boundary identity: ``run-id-mismatch``,               in tests/test_conformance_round2.py:
+ ``thread-id-mismatch`` (C; basic/run-input)           test_run_finished_naming_another_run_is_rejected,
+                                                       test_run_finished_naming_another_thread_is_rejected,
+                                                       test_second_run_on_another_thread_is_rejected,
+                                                       test_boundary_events_carry_the_inputs_thread,
+                                                       test_runs_on_one_thread_with_their_own_run_ids_are_accepted,
+                                                       test_run_error_is_checked_against_neither_id
+ ``duplicate-interrupt-id`` (H)                        test_duplicate_interrupt_ids_are_rejected,
+                                                       test_distinct_interrupt_ids_are_accepted
+ a tool call's owner is its message's; snapshots       test_untagged_tool_call_inherits_its_messages_subagent,
+ establish ownership: ``attribution-mismatch`` (G)     test_tool_call_tagged_against_its_carrying_message_is_rejected,
+                                                       test_text_reopening_a_snapshot_message_under_another_owner_is_rejected
  empty stream; truncation (J)                          test_empty_stream_is_not_a_completed_one
  ``Consumer.feed``: only ProtocolViolation, and a      test_feed_returns_each_accepted_event,
  violation is sticky                                   test_feed_raises_protocol_violations,

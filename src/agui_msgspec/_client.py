@@ -41,10 +41,12 @@ import contextlib
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
+from agui_msgspec._compat import parse_peer_version
 from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._input import prepare_input
@@ -125,7 +127,7 @@ class HttpAgent:
     ``headers`` are sent with every request (authorization, say); ``Accept``,
     ``Content-Type`` and ``Accept-Encoding`` are the agent's and cannot be
     overridden. ``version`` is
-    the protocol version this client speaks and declares. ``timeout`` is in
+    the protocol version this client speaks and declares (or a bindings module). ``timeout`` is in
     seconds, for connecting and for each wait between received bytes (a run may
     stream for as long as it keeps sending); ``None`` waits forever; it applies
     to ``client`` too. ``deadline`` bounds a whole run in seconds, from the
@@ -133,7 +135,9 @@ class HttpAgent:
     default: no bound). ``max_event_size`` bounds one event (bytes). Pass
     ``client`` to share a connection pool, or to bring auth, proxies or a mock
     transport; the agent never closes a client it was given, and makes (and
-    closes) one per run otherwise.
+    closes) one per run otherwise. ``peer_version`` is the protocol version of an
+    agent known to speak an older one: the era shims it needs run both ways (README,
+    "Older peers").
     """
 
     def __init__(
@@ -141,12 +145,13 @@ class HttpAgent:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        version: str = LATEST_VERSION,
+        version: str | ModuleType = LATEST_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
         deadline: float | None = None,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         client: httpx.AsyncClient | None = None,
         on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
     ) -> None:
         try:
             import httpx  # noqa: PLC0415
@@ -165,6 +170,9 @@ class HttpAgent:
         if deadline is not None and not deadline > 0:
             raise UsageError(f"deadline must be a positive number of seconds, not {deadline}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
+        if peer_version is not None:
+            parse_peer_version(peer_version)  # likewise
+        self.peer_version = peer_version
         self.url = url
         self.version = version
         self.headers = httpx.Headers(headers)
@@ -218,12 +226,23 @@ class RunStream:
         )
         interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
         early: list[str] = []  # the input's warnings, before the consumer that keeps them exists
-        prepared = prepare_input(input, agent.version, early.append, interrupts=interrupts)
+        prepared = prepare_input(
+            input,
+            agent.version,
+            early.append,
+            peer_version=agent.peer_version,
+            interrupts=interrupts,
+        )
         self._thread_id: str = prepared.thread_id
         self._body = encoder.encode(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
-        self._consumer = Consumer(agent.version, on_warning=agent.on_warning, input=prepared)
+        self._consumer = Consumer(
+            agent.version,
+            on_warning=agent.on_warning,
+            input=prepared,
+            peer_version=agent.peer_version,
+        )
         for message in early:
             self._consumer._warn(message)
         self._reader: PayloadReader = SSEReader(agent.max_event_size)  # or protobuf, by the reply

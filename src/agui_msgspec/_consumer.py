@@ -19,10 +19,11 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._compat import Compatibility
+from agui_msgspec._compat import DROPPED, Compatibility
 from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._expand import Expander
+from agui_msgspec._input import typed_input
 from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
 from agui_msgspec._patch import StateBounds
 from agui_msgspec._proto import ProtobufReader
@@ -79,6 +80,9 @@ class Consumer:
     after the compatibility boundary and before enforcement, in order, as the
     specification places them; installing any costs a generic JSON decode per
     event, so conformant traffic is no longer a single typed decode.
+    ``peer_version`` is the protocol version of a producer known to speak an
+    older one (``"0.0.57"``, say): the era shims it needs then run (README,
+    "Older peers"); an era shim that must see every event costs that decode too.
     """
 
     def __init__(
@@ -91,21 +95,26 @@ class Consumer:
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
         max_warnings: int = DEFAULT_MAX_WARNINGS,
+        peer_version: str | None = None,
     ) -> None:
         self.bindings = bindings_for(version)
         self._warnings = WarningLog(max_warnings)
         self.warnings: list[str] = self._warnings.kept
         self._on_warning = on_warning
-        self._compat = Compatibility(self._warn)
+        self._compat = Compatibility(self._warn, peer_version)
         self._middleware = tuple(middleware)
-        # With middleware, the boundary runs before it on every event; else in the slow path only.
-        translate = None if self._middleware else self._compat.translate
+        # With middleware or an era shim, every event is a document that the boundary sees
+        # first; else the boundary runs in the slow path only.
+        self._documents = bool(self._middleware) or self._compat.every_event
+        translate = None if self._documents else self._compat.translate
         self._enforcer = Enforcer(self.bindings, self._warn, translate)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
-        self._lifecycle = Lifecycle(max_open_items)
+        # The same reading as outgoing input: what the version does not know is stripped.
+        seed = None if input is None else typed_input(input, self.bindings, self._warn)
+        self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
         self._reducer = Reducer(
-            self.bindings, self._warn, input, StateBounds(max_state_size, max_state_depth)
+            self.bindings, self._warn, seed, StateBounds(max_state_size, max_state_depth)
         )
         self._index = 0
         self._violation: ProtocolViolation | None = None
@@ -197,7 +206,7 @@ class Consumer:
                     # _deliver, inlined: most events are not chunks; a call per event is measurable
                     continued = receive(event, index)
                     if type(event) is self._run_started:
-                        self._check_version(event)
+                        self._run_started_by(event)
                     grown = apply(event, index)
                     if delivered is not None:
                         delivered.append(event)
@@ -233,7 +242,7 @@ class Consumer:
         """The payloads in batches, each with its events if the strict decoder alone gave
         them all (the fast path, for slices of a list or tuple), else None: one by one.
         Anything else (a generator, say) goes one by one as it comes, and so does middleware."""
-        if self._middleware or not isinstance(payloads, (list, tuple)):
+        if self._documents or not isinstance(payloads, (list, tuple)):
             return ((payloads, None),)
         decode_conformant = self._enforcer.decode_conformant
         return (
@@ -248,11 +257,11 @@ class Consumer:
         self, payloads: Iterable[Payload], index: int
     ) -> Iterator[msgspec.Struct | None]:
         """Middleware, then enforcement, payload by payload; None for a dropped event."""
-        decode, middleware = self._enforcer.decode, self._middleware
+        decode, documents = self._enforcer.decode, self._documents
         for payload in payloads:
             self._index = index + 1  # counted before decoding: a callback may raise from in there
             try:
-                if middleware:
+                if documents:
                     document = self._before_enforcement(payload, index)
                     event = None if document is None else decode(document, index)
                 else:
@@ -267,7 +276,7 @@ class Consumer:
     ) -> None:
         self._lifecycle.receive(event, index)
         if type(event) is self._run_started:
-            self._check_version(event)
+            self._run_started_by(event)
         self._reducer.apply(event, index)
         if delivered is not None:
             delivered.append(event)
@@ -275,6 +284,8 @@ class Consumer:
     def _before_enforcement(self, payload: Payload, index: int) -> bytes | None:
         """Compatibility, then the middleware; the JSON bytes for enforcement, or None if dropped."""
         document = self._compat.translate(decode_document(payload, index), index)
+        if document is DROPPED:  # an era shim dropped it, with a warning
+            return None
         for stage in self._middleware:
             if not isinstance(document, dict):
                 break
@@ -283,7 +294,9 @@ class Consumer:
                 return None
         return encode_document(document, index)  # anything but an object is not-an-object
 
-    def _check_version(self, event: Any) -> None:
+    def _run_started_by(self, event: Any) -> None:
+        """A run began: the boundary learns its id, and the producer's declaration is judged."""
+        self._compat.run_id = event.run_id
         if event.protocol_version is not msgspec.UNSET:
             notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
             if notice is not None:
@@ -316,7 +329,8 @@ class Consumer:
 
     def _warn(self, message: str) -> None:
         message = cut(message)
-        self._warnings.add(message, len(self._lifecycle.runs))
+        lifecycle = getattr(self, "_lifecycle", None)  # the input's warnings come before it
+        self._warnings.add(message, 0 if lifecycle is None else len(lifecycle.runs))
         if self._on_warning is not None:
             self._on_warning(message)
 
@@ -347,6 +361,7 @@ def consume(
     max_state_size: int = DEFAULT_MAX_STATE_SIZE,
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
 ) -> Result:
     """Run a whole stream through the consumer; never raises for a bad stream.
 
@@ -365,9 +380,10 @@ def consume(
             input,
             middleware,
             max_open_items,
-            max_state_size,
-            max_state_depth,
-            max_warnings,
+            max_state_size=max_state_size,
+            max_state_depth=max_state_depth,
+            max_warnings=max_warnings,
+            peer_version=peer_version,
         ),
         keep_events,
         run,
@@ -386,6 +402,7 @@ def consume_body(
     max_state_size: int = DEFAULT_MAX_STATE_SIZE,
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
 ) -> Result:
     """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
 
@@ -415,9 +432,10 @@ def consume_body(
             input,
             middleware,
             max_open_items,
-            max_state_size,
-            max_state_depth,
-            max_warnings,
+            max_state_size=max_state_size,
+            max_state_depth=max_state_depth,
+            max_warnings=max_warnings,
+            peer_version=peer_version,
         ),
         keep_events,
         run,

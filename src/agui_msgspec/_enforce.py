@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, Protocol
 import msgspec
 import msgspec.inspect as mi
 
-from agui_msgspec._compat import TRANSLATED_TYPES
+from agui_msgspec._compat import DROPPED, RAW_EVENT, TRANSLATED_TYPES
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._patch import json_kind, pointer_token
 
@@ -151,6 +151,10 @@ class Enforcer:
         self._open_union_validators = tables.validators
         self._open_union_types = tables.types
         self._warn = warn
+        # id of a cleaned list that lost elements → the list (kept alive, so its id is not
+        # reused) and the original position of each element it kept: a path into the cleaned
+        # document then names the element as received
+        self._positions: dict[int, tuple[list[Any], list[int]]] = {}
         self._translate = translate  # the compatibility boundary: it sees a document first
         self.slow_path_count = 0
         """How many payloads needed the slow path: conformant traffic never does."""
@@ -216,12 +220,13 @@ class Enforcer:
                 index=index,
             )
         event_type = document.get("type")
-        if (
-            self._translate is not None
-            and isinstance(event_type, str)
-            and event_type in TRANSLATED_TYPES
+        if self._translate is not None and (
+            (isinstance(event_type, str) and event_type in TRANSLATED_TYPES)
+            or (RAW_EVENT in document and document[RAW_EVENT] is None)
         ):
             document = self._translate(document, index)
+            if document is DROPPED:  # an era shim dropped the event, with a warning
+                return None
             event_type = document.get("type")
         if not isinstance(event_type, str):
             raise MalformedEvent(
@@ -249,16 +254,35 @@ class Enforcer:
                 "malformed-event",
                 f"{event_type}: {exc}",
                 index=index,
-                path=pointer_from_msgspec(str(exc)),
+                path=self.as_received(pointer_from_msgspec(str(exc)), cleaned),
             ) from None
         validators = self._open_union_validators.get(type(event))
         if validators is not None:
             problem = _open_union_error(event, validators)
             if problem is not None:
                 raise MalformedEvent(
-                    "malformed-event", f"{event_type}: {problem[1]}", index=index, path=problem[0]
+                    "malformed-event",
+                    f"{event_type}: {problem[1]}",
+                    index=index,
+                    path=self.as_received(problem[0], cleaned),
                 )
         return event
+
+    def as_received(self, pointer: str, cleaned: Any) -> str:
+        """``pointer`` into the ``cleaned`` document, with each list index turned back into
+        the position the element had before the clean removed any before it."""
+        if not self._positions or not pointer:
+            return pointer
+        node, tokens = cleaned, []
+        for token in pointer[1:].split("/"):
+            if isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                entry = self._positions.get(id(node))
+                tokens.append(str(entry[1][int(token)]) if entry else token)
+                node = node[int(token)]
+            else:
+                tokens.append(token)
+                node = node.get(_unescaped(token)) if isinstance(node, dict) else None
+        return "/" + "/".join(tokens)
 
     def _without_unknown_properties(
         self, document: dict[str, Any], struct: type[msgspec.Struct], index: int
@@ -313,6 +337,7 @@ class Enforcer:
         Returns the document, or a removal marker when a required position lost its value.
         ``origin`` prefixes the warnings ("event 3", "input").
         """
+        self._positions.clear()
         info = _STRUCT_INFO.get(struct)
         if info is None:  # building the type tree costs far more than the walk itself
             info = _STRUCT_INFO[struct] = _as_struct(mi.type_info(struct))
@@ -356,13 +381,16 @@ class Enforcer:
     def _clean_list(
         self, items: list[Any], item_type: mi.Type, path: str, origin: str
     ) -> list[Any]:
-        kept = []
+        kept, positions = [], []
         for position, item in enumerate(items):
             cleaned = self._clean(item, item_type, f"{path}/{position}", origin)
             if isinstance(cleaned, _Removed):
                 self._warn(f"{origin} {path}/{position}: removed {cleaned.reason}")
             else:
                 kept.append(cleaned)
+                positions.append(position)
+        if len(kept) < len(items):
+            self._positions[id(kept)] = (kept, positions)
         return kept
 
     def _clean_literal(self, value: Any, expected: mi.LiteralType) -> Any:
@@ -420,13 +448,16 @@ class Enforcer:
         """Open objects (JSON Patch operations): drop unknown members, keep every property."""
         if not isinstance(value, list):
             return value
-        kept = []
+        kept, positions = [], []
         for position, item in enumerate(value):
             member = _tagged_member(item, union) if isinstance(item, dict) else None
             if isinstance(member, _Removed):
                 self._warn(f"{origin} {path}/{position}: removed {member.reason}")
             else:
                 kept.append(item)
+                positions.append(position)
+        if len(kept) < len(value):
+            self._positions[id(kept)] = (kept, positions)
         return kept
 
 
@@ -443,6 +474,10 @@ def _tagged_member(value: dict[str, Any], union: mi.UnionType) -> mi.StructType 
         if member.tag == tag:
             return member
     return _Removed(f"unrecognised {tag_field} {tag!r}")
+
+
+def _unescaped(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _holder(union: Any) -> type[msgspec.Struct]:

@@ -22,11 +22,12 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._compat import downgrade_for_peer, translate_input
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
-from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._errors import MalformedEvent, UsageError
 from agui_msgspec._official import is_official, official_document
 from agui_msgspec._patch import json_kind, pointer_token
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
 
 _TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
@@ -34,20 +35,37 @@ _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`"
 
 def prepare_input(
     input: Any,
-    version: str = LATEST_VERSION,
+    version: str | ModuleType = LATEST_VERSION,
     warn: Callable[[str], None] | None = None,
     *,
+    peer_version: str | None = None,
     interrupts: Sequence[Any] = (),
     now: datetime | None = None,
 ) -> Any:
     """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent.
 
-    ``interrupts`` are those of the run this input resumes (``Run.interrupts`` of an
-    interrupted run); ``now`` is when an ``expiresAt`` is judged (default: the clock).
+    ``version`` is the protocol version the consumer speaks (or generated bindings; a
+    module whose ``PROTOCOL_VERSION`` is not ``MAJOR.MINOR``, a draft, declares nothing,
+    with a warning); ``peer_version`` that of a peer known to speak an older one: a peer
+    from before 1.0 is not sent ``protocolVersion``, and one from before content parts
+    (0.0.39) gets message content flattened to text. ``interrupts`` are those of the run
+    this input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
+    ``expiresAt`` is judged (default: the clock).
     """
     report = warn or (lambda _message: None)
-    declared = _declarable(version)
-    bindings = bindings_for(declared or LATEST_VERSION)
+    if isinstance(version, str) and _declarable(version) is None:
+        if not _era_pin(version):
+            raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
+        peer_version, version = peer_version or version, LATEST_VERSION  # an era pin
+    bindings = bindings_for(version)
+    declared = None
+    if peer_version is None or _declarable(peer_version) is not None:
+        declared = _declarable(bindings.PROTOCOL_VERSION)
+        if declared is None:
+            report(
+                f"input /protocolVersion: the bindings' version {bindings.PROTOCOL_VERSION!r} "
+                "is not MAJOR.MINOR; no version is declared"
+            )
 
     def outgoing(document: dict[str, Any]) -> None:
         messages = document.get("messages")
@@ -62,6 +80,8 @@ def prepare_input(
             document.pop("protocolVersion", None)  # a pre-1.0 peer predates version negotiation
         else:
             document["protocolVersion"] = declared
+        if peer_version is not None:
+            downgrade_for_peer(document, peer_version, report)
 
     prepared = typed_input(input, bindings, report, adjust=outgoing)
     _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
@@ -111,7 +131,9 @@ def typed_input(
         raise _malformed(f"a RunAgentInput is a JSON object, got {json_kind(document)}")
     try:  # a private copy to clean, in plain JSON types
         document = msgspec.json.decode(msgspec.json.encode(document))
-        cleaned = Enforcer(bindings, warn).clean(document, bindings.RunAgentInput, "input")
+        translate_input(document, warn, own=True)  # the compatibility boundary sees it first
+        enforcer = Enforcer(bindings, warn)
+        cleaned = enforcer.clean(document, bindings.RunAgentInput, "input")
     except (TypeError, ValueError, msgspec.DecodeError) as exc:
         raise _malformed(f"not JSON: {exc}") from None
     except RecursionError:
@@ -126,7 +148,8 @@ def typed_input(
         raise _malformed(_TOO_DEEP) from None
     except msgspec.ValidationError as exc:
         message = str(exc)
-        path = pointer_from_msgspec(message)
+        # a path into the cleaned document names the element as received
+        path = enforcer.as_received(pointer_from_msgspec(message), cleaned)
         missing = _MISSING_FIELD.match(message)
         if missing is not None:  # msgspec places a missing field at its container
             path += "/" + pointer_token(missing.group(1))
@@ -171,8 +194,20 @@ def _expired(expires_at: Any, now: datetime) -> bool:
 
 
 def _declarable(version: str) -> str | None:
-    """The MAJOR.MINOR this consumer declares, or None for a pre-versioning era pin."""
-    major, _, rest = version.partition(".")
-    if not major.isdigit() or int(major) < 1:
+    """The MAJOR.MINOR this consumer declares (``1`` declares ``1.0``), or None for a
+    pre-versioning era pin (``0.x``) and a version that is not a number (a draft)."""
+    key = _version_key(version)
+    if key is None or _era_pin(version):
         return None
-    return f"{major}.{rest.partition('.')[0] or '0'}"
+    major, minor = key
+    return f"{major[1]}.{minor[1] or '0'}"
+
+
+def _era_pin(version: str) -> bool:
+    """A version from before negotiation: major 0 (``0.0.39``)."""
+    key = _version_key(version)
+    return key is not None and key[0][0] == 0
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    return version_key(version if "." in version else f"{version}.0")

@@ -19,10 +19,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from msgspec import UNSET, Struct
+from msgspec import UNSET
 
 from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
-from agui_msgspec._tags import tag_of
 
 RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
 
@@ -171,7 +170,7 @@ _STATUS_BY_OUTCOME: dict[str, RunStatus] = {"interrupt": "interrupted", "cancell
 
 def _status_of(outcome: Any) -> RunStatus:
     """Absent, success or a stripped unknown outcome all read as completed."""
-    return "completed" if outcome is None else _STATUS_BY_OUTCOME.get(tag_of(outcome), "completed")
+    return "completed" if outcome is None else _STATUS_BY_OUTCOME.get(outcome.type, "completed")
 
 
 def _optional(value: Any) -> Any:
@@ -181,8 +180,12 @@ def _optional(value: Any) -> Any:
 class Lifecycle:
     """The state machine. ``receive`` an event, or raise the rule it breaks; ``close`` at the end."""
 
-    def __init__(self, max_open_items: int = DEFAULT_MAX_OPEN_ITEMS) -> None:
+    def __init__(
+        self, max_open_items: int = DEFAULT_MAX_OPEN_ITEMS, thread_id: str | None = None
+    ) -> None:
         self.state = StreamState.IDLE
+        # The thread every run's boundary events name: the input's, else the first run's.
+        self._thread_id = thread_id
         self.max_open_items = max_open_items
         self.runs: list[Run] = []
         # kind → item key → the owner (subagentRunId, or None for the parent) that opened it
@@ -195,7 +198,7 @@ class Lifecycle:
         # The run's tool calls without a result yet, in the order they were made (dict: ordered set)
         self._unanswered: dict[str, None] = {}
 
-    def receive(self, event: Struct, index: int) -> str | None:
+    def receive(self, event: Any, index: int) -> str | None:
         """Check ``event`` against the rules and record its effect, or raise the rule it breaks.
 
         For an event that only continued an open item, return the attribute naming the item:
@@ -204,7 +207,7 @@ class Lifecycle:
         """
         plan = self._plans.get(type(event))
         if plan is None:
-            event_type = tag_of(event)
+            event_type = event.type
             plan = self._plans[type(event)] = (event_type, _ITEMS.get(event_type))
         event_type, item = plan
         if item is not None and item[1] is _CONTINUE and self.state is _ACTIVE:
@@ -213,7 +216,7 @@ class Lifecycle:
             opener = self._open[kind].get(getattr(event, item[2]), _NOT_OPEN)
             if opener is _NOT_OPEN:
                 self._track(event, event_type, item, index)  # raises the not-open rule
-            owner = event.subagent_run_id  # type: ignore[attr-defined]
+            owner = event.subagent_run_id
             if owner is not UNSET and owner != opener:
                 self._check_owner(kind, getattr(event, item[2]), opener, owner, event_type, index)
             return item[2]
@@ -222,7 +225,9 @@ class Lifecycle:
         if isinstance(target, str):
             raise LifecycleViolation(target, f"{event_type}: {_RULE_TEXT[target]}", index=index)
         if event_type == "RUN_STARTED":
-            self._start_run(event)
+            self._start_run(event, index)
+        elif event_type == "MESSAGES_SNAPSHOT":
+            self._restate(event)
         elif event_type == "RUN_FINISHED":
             self._finish_run(event, index)
         elif event_type == "RUN_ERROR":
@@ -232,12 +237,7 @@ class Lifecycle:
         elif item is not None:
             self._track(event, event_type, item, index)
         elif event_type == "TOOL_CALL_RESULT":
-            self._unanswered.pop(event.tool_call_id, None)  # type: ignore[attr-defined]
-        elif event_type == "MESSAGES_SNAPSHOT" and self._unanswered:
-            for message in event.messages:  # type: ignore[attr-defined]
-                tool_call_id = getattr(message, "tool_call_id", None)
-                if isinstance(tool_call_id, str):  # a tool message: the call is answered
-                    self._unanswered.pop(tool_call_id, None)
+            self._unanswered.pop(event.tool_call_id, None)
         self.state = target
         return None
 
@@ -252,7 +252,17 @@ class Lifecycle:
 
     # --- run boundaries -----------------------------------------------------------------
 
-    def _start_run(self, event: Any) -> None:
+    def _start_run(self, event: Any, index: int) -> None:
+        if self._thread_id is None:
+            self._thread_id = event.thread_id
+        elif event.thread_id != self._thread_id:
+            raise LifecycleViolation(
+                "thread-id-mismatch",
+                f"RUN_STARTED names thread {event.thread_id!r}; the stream's runs are on "
+                f"thread {self._thread_id!r}",
+                index=index,
+                path="/threadId",
+            )
         self._clear()
         self.runs.append(
             Run(
@@ -264,6 +274,19 @@ class Lifecycle:
         )
 
     def _finish_run(self, event: Any, index: int) -> None:
+        run = self.runs[-1]
+        for rule, attr, wire, started in (
+            ("run-id-mismatch", "run_id", "runId", run.run_id),
+            ("thread-id-mismatch", "thread_id", "threadId", run.thread_id),
+        ):
+            if getattr(event, attr) != started:
+                raise LifecycleViolation(
+                    rule,
+                    f"RUN_FINISHED names {wire} {getattr(event, attr)!r}; its RUN_STARTED "
+                    f"named {started!r}",
+                    index=index,
+                    path=f"/{wire}",
+                )
         still_open = [
             f"{kind.label} {_describe(key)}" for kind in _OPEN_ORDER for key in self._open[kind]
         ]
@@ -273,11 +296,12 @@ class Lifecycle:
                 f"RUN_FINISHED while still open: {', '.join(still_open)}",
                 index=index,
             )
-        run = self.runs[-1]
-        run.outcome = _optional(event.outcome)
-        run.status = _status_of(run.outcome)
-        if run.status == "interrupted":
-            run.interrupts = list(run.outcome.interrupts)
+        outcome = _optional(event.outcome)
+        if _status_of(outcome) == "interrupted":
+            _check_interrupt_ids(outcome.interrupts, index)
+            run.interrupts = list(outcome.interrupts)
+        run.outcome = outcome
+        run.status = _status_of(outcome)
         run.result = _optional(event.result)
         run.usage = list(_optional(event.usage) or [])
         self._settle_pending(run, run.outcome)
@@ -324,6 +348,8 @@ class Lifecycle:
                     f"{event_type}: {kind.label} {_describe(key)} is already open",
                     index=index,
                 )
+            if kind is TOOL:
+                owner = self._tool_call_owner(event, owner, index)
             if kind.attributed and key in self._closed_owner[kind]:
                 established = self._closed_owner[kind][key]
                 self._check_owner(kind, key, established, owner, event_type, index)
@@ -349,6 +375,51 @@ class Lifecycle:
         if act is Act.CLOSE:
             self._closed_owner[kind][key] = open_items.pop(key)
 
+    def _tool_call_owner(self, event: Any, tag: str | None, index: int) -> str | None:
+        """A tool call belongs to the message that carries it (events/subagents, tool-calls):
+        an untagged call takes that message's owner, a tagged one must agree with it, and a
+        message this run has not seen yet is minted under the call's owner."""
+        parent_id = _optional(event.parent_message_id)
+        if parent_id is None:
+            return tag  # the reducer gives the call a message of its own
+        carrier = self._open[TEXT].get(
+            parent_id, self._closed_owner[TEXT].get(parent_id, _NOT_OPEN)
+        )
+        if carrier is _NOT_OPEN:
+            self._closed_owner[TEXT][parent_id] = tag
+            return tag
+        if tag is None:
+            return carrier  # type: ignore[no-any-return]
+        if tag != carrier:
+            raise LifecycleViolation(
+                "attribution-mismatch",
+                f"TOOL_CALL_START: subagentRunId {tag!r} does not match the owner {carrier!r} "
+                f"of message {parent_id!r}, which carries the call",
+                index=index,
+                path="/subagentRunId",
+            )
+        return tag
+
+    def _restate(self, event: Any) -> None:
+        """A MESSAGES_SNAPSHOT establishes the owner of each message it restates, and of the
+        tool calls they carry (events/state); what is open keeps its opener's owner. A tool
+        message in it answers its call."""
+        closed = self._closed_owner
+        for message in event.messages:
+            owner = _optional(getattr(message, "subagent_run_id", UNSET))
+            role = message.role
+            if role == "tool":  # a tool message: the call it names is answered
+                self._unanswered.pop(message.tool_call_id, None)
+            if role == "activity":
+                self._activity_owner[message.id] = owner
+                continue
+            kind = THOUGHT if role == "reasoning" else TEXT
+            if message.id not in self._open[kind]:
+                closed[kind][message.id] = owner
+            for call in _optional(getattr(message, "tool_calls", UNSET)) or ():
+                if call.id not in self._open[TOOL]:
+                    closed[TOOL][call.id] = owner
+
     def _track_activity(self, event: Any, event_type: str, index: int) -> None:
         """A delta continues the activity its snapshot opened: a tag must agree with that owner."""
         owner = _optional(event.subagent_run_id)
@@ -370,6 +441,20 @@ class Lifecycle:
                 index=index,
                 path="/subagentRunId",
             )
+
+
+def _check_interrupt_ids(interrupts: Any, index: int) -> None:
+    """A resume answers an interrupt by id: a duplicate would let one answer cover two."""
+    seen: set[str] = set()
+    for position, interrupt in enumerate(interrupts):
+        if interrupt.id in seen:
+            raise LifecycleViolation(
+                "duplicate-interrupt-id",
+                f"RUN_FINISHED: interrupt id {interrupt.id!r} appears twice in one outcome",
+                index=index,
+                path=f"/outcome/interrupts/{position}/id",
+            )
+        seen.add(interrupt.id)
 
 
 def _describe(key: Any) -> str:

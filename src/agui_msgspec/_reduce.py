@@ -13,10 +13,9 @@ from types import ModuleType
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct
+from msgspec import UNSET
 
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
-from agui_msgspec._input import typed_input
 from agui_msgspec._patch import (
     PatchConflict,
     PatchRefused,
@@ -25,7 +24,6 @@ from agui_msgspec._patch import (
     measure,
     patch_in_place,
 )
-from agui_msgspec._tags import tag_of
 
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
@@ -119,9 +117,10 @@ class Reducer:
         self,
         bindings: ModuleType,
         warn: Callable[[str], None],
-        input: Any = None,
+        seed: Any = None,
         bounds: StateBounds = DEFAULT_STATE_BOUNDS,
     ) -> None:
+        """``seed`` is the ``RunAgentInput`` Struct the run started from, already read."""
         self._b = bindings
         self._warn = warn
         self._bounds = bounds
@@ -156,8 +155,8 @@ class Reducer:
         # reopening a long message and closing it again costs what was added, not its length.
         self._settled_content: dict[str, tuple[Any, _Parts]] = {}
         self._settled_args: dict[str, tuple[Any, _Parts]] = {}
-        if input is not None:
-            self._seed(input)
+        if seed is not None:
+            self._seed(seed)
         self._by_class: dict[type, Any] = {}
         self._handlers: dict[str, Callable[[Any, int], DeltaSink | None]] = {
             "TEXT_MESSAGE_START": self._text_start,
@@ -171,7 +170,7 @@ class Reducer:
             "REASONING_MESSAGE_CONTENT": self._thought_content,
             "REASONING_MESSAGE_END": self._thought_end,
             "REASONING_ENCRYPTED_VALUE": self._encrypted_value,
-            "RUN_STARTED": self._end_streams,
+            "RUN_STARTED": self._run_started,
             "RUN_ERROR": self._end_streams,
             "STATE_SNAPSHOT": self._state_snapshot,
             "STATE_DELTA": self._state_delta,
@@ -185,7 +184,7 @@ class Reducer:
         self._flush_all()
         return list(self._messages.values())
 
-    def apply(self, event: Struct, index: int) -> DeltaSink | None:
+    def apply(self, event: Any, index: int) -> DeltaSink | None:
         """Apply one verified event.
 
         For a delta that only grew a message's text or a call's arguments, return that
@@ -194,14 +193,12 @@ class Reducer:
         """
         handler = self._by_class.get(type(event), _UNSEEN)
         if handler is _UNSEEN:
-            handler = self._by_class[type(event)] = self._handlers.get(tag_of(event))
+            handler = self._by_class[type(event)] = self._handlers.get(event.type)
         return None if handler is None else handler(event, index)
 
     # --- seeding -------------------------------------------------------------------------
 
-    def _seed(self, input: Any) -> None:
-        # The same reading as outgoing input: what the version does not know is stripped.
-        seed = typed_input(input, self._b, self._warn)
+    def _seed(self, seed: Any) -> None:
         if seed.state is not UNSET:
             self._set_state(seed.state, None, "/state", MalformedEvent)
         for message in seed.messages:
@@ -214,7 +211,7 @@ class Reducer:
         serial = self._serial = self._serial + 1
         self._messages[serial] = message
         self._serials.setdefault(message.id, []).append(serial)
-        self._by_role.setdefault(tag_of(message), {})[serial] = None
+        self._by_role.setdefault(message.role, {})[serial] = None
         self._by_id[message.id] = message
         self._index_calls(message)
 
@@ -237,9 +234,9 @@ class Reducer:
         """Put ``new`` in the place of the message ``serial``, which has the same id."""
         old = self._messages[serial]
         self._messages[serial] = new
-        if tag_of(old) != tag_of(new):
-            del self._by_role[tag_of(old)][serial]
-            self._by_role.setdefault(tag_of(new), {})[serial] = None
+        if old.role != new.role:
+            del self._by_role[old.role][serial]
+            self._by_role.setdefault(new.role, {})[serial] = None
         if self._by_id[old.id] is old:
             self._by_id[old.id] = new
         if not keep_calls:
@@ -248,7 +245,7 @@ class Reducer:
 
     def _remove_at(self, serial: int) -> None:
         message = self._messages.pop(serial)
-        del self._by_role[tag_of(message)][serial]
+        del self._by_role[message.role][serial]
         self._forget_id(message.id, serial)
         self._unindex_calls(message)
 
@@ -267,6 +264,18 @@ class Reducer:
         self._text.clear()
         self._thoughts.clear()
         self._args.clear()
+
+    def _run_started(self, event: Any, index: int) -> None:
+        """A new run: what streamed ends, and the messages of an echoed input that this
+        consumer does not hold join the conversation, in order (basic/run-input: the echo
+        lets "a consumer that did not make the request" see what the agent was asked)."""
+        self._end_streams(event, index)
+        echoed = event.input
+        if echoed is UNSET:
+            return
+        for message in echoed.messages:
+            if message.id not in self._by_id:
+                self._add(_own_copy(message))
 
     def _flush_all(self) -> None:
         for streams in (self._text, self._thoughts):
@@ -315,11 +324,11 @@ class Reducer:
     def _streamable(self, existing: Any, roles: Any, event: Any, index: int) -> bool:
         """Whether text may stream into ``existing``: a message of a streamed role whose
         content is text. Another message under the same id keeps its content, with a warning."""
-        if tag_of(existing) in roles and not isinstance(existing.content, list):
+        if existing.role in roles and not isinstance(existing.content, list):
             return True
         self._warn(
-            f"event {index}: {tag_of(event)} names message {existing.id!r}, a "
-            f"{tag_of(existing)} message that cannot take streamed text; its text is not kept"
+            f"event {index}: {event.type} names message {existing.id!r}, a "
+            f"{existing.role} message that cannot take streamed text; its text is not kept"
         )
         return False
 
@@ -377,21 +386,20 @@ class Reducer:
         _merge_metadata(call, event)
 
     def _new_tool_call(self, event: Any) -> Any:
-        parent_id = event.parent_message_id
-        if parent_id is UNSET:
-            last: Any = next(reversed(self._messages.values()), None)
-            parent_id = (
-                last.id if last is not None and tag_of(last) == "assistant" else event.tool_call_id
-            )
+        # Without parentMessageId nothing names a carrier: the call gets an assistant message
+        # of its own, under its id, rather than joining a message another turn or owner made.
+        parent_id = (
+            event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
+        )
         parent = self._by_id.get(parent_id)
-        if parent is not None and tag_of(parent) != "assistant":
+        if parent is not None and parent.role != "assistant":
             self._warn(
-                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {tag_of(parent)} message; "
+                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {parent.role} message; "
                 f"the call is kept on an assistant message of its own, {event.tool_call_id!r}"
             )
             parent = self._by_id.get(event.tool_call_id)
             parent_id = event.tool_call_id
-        if parent is None or tag_of(parent) != "assistant":
+        if parent is None or parent.role != "assistant":
             parent = self._b.AssistantMessage(id=parent_id)
             parent.subagent_run_id = event.subagent_run_id
             self._add(parent)
@@ -441,7 +449,7 @@ class Reducer:
             target = self._tool_calls.get(event.entity_id)
         else:
             target = self._by_id.get(event.entity_id)
-            if target is not None and tag_of(target) == "activity":
+            if target is not None and target.role == "activity":
                 target = None
         if target is None:
             self._warn(
@@ -457,7 +465,7 @@ class Reducer:
     def _messages_snapshot(self, event: Any, index: int) -> None:
         self._flush_all()
         incoming = {message.id: _own_copy(message) for message in event.messages}
-        carried_roles = {tag_of(message) for message in event.messages}
+        carried_roles = {message.role for message in event.messages}
         # Only the messages the snapshot replaces or removes are visited: those under its
         # ids, and those of the roles it rules (every role but a client-only one it does
         # not carry). Each is removed once, so a snapshot costs its own size, amortised.
@@ -469,7 +477,7 @@ class Reducer:
             message = self._messages[serial]
             if message.id in incoming:
                 self._replace_at(serial, incoming.pop(message.id))
-            elif tag_of(message) not in _CLIENT_ONLY_ROLES or tag_of(message) in carried_roles:
+            elif message.role not in _CLIENT_ONLY_ROLES or message.role in carried_roles:
                 self._remove_at(serial)
         for message in incoming.values():
             self._add(message)
@@ -541,8 +549,8 @@ class Reducer:
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
         existing = self._by_id.get(event.message_id)
-        if existing is not None and tag_of(existing) == "activity" and not event.replace:
-            return
+        if existing is not None and not event.replace:
+            return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
             id=event.message_id,
             activity_type=event.activity_type,
@@ -559,7 +567,7 @@ class Reducer:
 
     def _activity_delta(self, event: Any, index: int) -> None:
         target = self._by_id.get(event.message_id)
-        if target is None or tag_of(target) != "activity":
+        if target is None or target.role != "activity":
             self._warn(
                 f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
             )
