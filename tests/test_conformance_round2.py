@@ -190,6 +190,59 @@ def test_reasoning_message_restated_by_a_snapshot_keeps_its_owner() -> None:
     rejected(result, "attribution-mismatch", 2)
 
 
+def test_snapshot_restating_an_open_message_establishes_its_owner() -> None:
+    """The snapshot, not the opener, owns an open message it restates (events/state): the
+    subagent's continuation no longer agrees with it (events/subagents), and an untagged one
+    continues what the snapshot owns."""
+    opened = [START, text("START", "a1", "s1")]
+    parents = snapshot({"id": "a1", "role": "assistant", "content": "p"})
+    result = run(*opened, parents, text("CONTENT", "a1", "s1", delta="s"), text("END", "a1"))
+    rejected(result, "attribution-mismatch", 3, "/subagentRunId")
+    assert as_dicts(result.messages)[0]["content"] == "p"
+    rejected(run(*opened, parents, text("END", "a1", "s1")), "attribution-mismatch", 3)
+    owned = accepted(
+        run(*opened, parents, text("CONTENT", "a1", delta="+"), text("END", "a1"), FINISH)
+    )
+    assert as_dicts(owned.messages)[0]["content"] == "p+"
+    handed = snapshot({"id": "a1", "role": "assistant", "content": "", "subagentRunId": "s2"})
+    rejected(run(*opened, handed, text("CONTENT", "a1", "s1", delta="x")), "attribution-mismatch", 3)
+    accepted(run(*opened, handed, text("CONTENT", "a1", "s2", delta="x"), text("END", "a1"), FINISH))
+
+
+def test_snapshot_restating_an_open_tool_call_establishes_its_owner() -> None:
+    carrier = {
+        "id": "a1",
+        "role": "assistant",
+        "toolCalls": [
+            {"id": "tc1", "type": "function", "function": {"name": "f", "arguments": "{"}}
+        ],
+    }
+    opened = [START, tool("START", "tc1", "s1")]
+    result = run(*opened, snapshot(carrier), tool("ARGS", "tc1", "s1"))
+    rejected(result, "attribution-mismatch", 3, "/subagentRunId")
+    accepted(run(*opened, snapshot(carrier), tool("ARGS", "tc1"), tool("END", "tc1"), FINISH))
+
+
+def test_snapshot_restating_an_open_reasoning_message_establishes_its_owner() -> None:
+    def thought(kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": f"REASONING_MESSAGE_{kind}", "messageId": "th1", **fields}
+
+    opened = [START, thought("START", role="reasoning", subagentRunId="s1")]
+    restated = snapshot({"id": "th1", "role": "reasoning", "content": "", "subagentRunId": "s2"})
+    result = run(*opened, restated, thought("CONTENT", delta="x", subagentRunId="s1"))
+    rejected(result, "attribution-mismatch", 3)
+    accepted(run(*opened, restated, thought("END", subagentRunId="s2"), FINISH))
+
+
+def test_snapshot_leaves_an_open_reasoning_span_to_its_opener() -> None:
+    """A reasoning span is not a message (events/reasoning: separate namespaces), so a
+    snapshot restating a reasoning message of the same id does not own it."""
+    span = {"type": "REASONING_START", "messageId": "th1", "subagentRunId": "s1"}
+    restated = snapshot({"id": "th1", "role": "reasoning", "content": ""})
+    end = {"type": "REASONING_END", "messageId": "th1", "subagentRunId": "s1"}
+    accepted(run(START, span, restated, end, FINISH))
+
+
 # --- 9. boundary identity (basic/run-input "Identity")
 
 
