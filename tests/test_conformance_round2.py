@@ -478,12 +478,72 @@ def test_binary_part_in_events_is_upgraded(
     assert any("event 1 /messages/0/content/0: upgraded" in w for w in result.warnings)
 
 
-def test_binary_part_with_nothing_to_carry_is_stripped_as_unrecognised() -> None:
-    result = accepted(
-        run(START, FINISH, input=binary_input({"type": "binary", "mimeType": "image/png"}))
+# A binary part malformed in its own era is upgraded as it is, then rejected where the upgrade
+# put the bad value (basic/versioning: "A downgrade MUST NOT repair a malformed value").
+MALFORMED_BINARY = [
+    pytest.param({"mimeType": "image/png", "data": {}}, "/source/value", id="data-not-a-string"),
+    pytest.param({"mimeType": "image/png", "url": 7}, "/source/value", id="url-not-a-string"),
+    pytest.param({"mimeType": "image/png"}, "", id="no-source"),
+    pytest.param({"url": "https://example.com/a"}, "/source/mimeType", id="no-mime-type"),
+    pytest.param({"mimeType": 5, "id": "file-1"}, "/source/mimeType", id="mime-type-not-a-string"),
+]
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_a_snapshot_is_rejected_not_stripped(
+    members: dict[str, Any], where: str
+) -> None:
+    user = {"id": "u1", "role": "user", "content": [{"type": "binary", **members}]}
+    result = run(START, snapshot(user), FINISH)
+    rejected(result, "malformed-event", 1, "/messages/0/content/0" + where)
+    assert any("event 1 /messages/0/content/0: upgraded retired binary" in w for w in result.warnings)
+    assert not any("unrecognised type 'binary'" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_run_started_input_is_rejected(
+    members: dict[str, Any], where: str
+) -> None:
+    result = run({**START, "input": binary_input({"type": "binary", **members})}, FINISH)
+    rejected(result, "malformed-event", 0, "/input/messages/0/content/1" + where)
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_the_seeding_input_is_rejected(
+    members: dict[str, Any], where: str
+) -> None:
+    result = run(START, FINISH, input=binary_input({"type": "binary", **members}))
+    assert result.violation is not None, "the input was accepted"
+    assert result.violation.rule == "malformed-input"
+    assert result.violation.path == "/messages/0/content/1" + (where or "/source")
+    assert result.messages == []
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_a_request_body_is_rejected(
+    members: dict[str, Any], where: str
+) -> None:
+    body = msgspec.json.encode(binary_input({"type": "binary", **members}))
+    with pytest.raises(agui.MalformedEvent) as raised:
+        agui.read_input(body)
+    assert (raised.value.rule, raised.value.path) == (
+        "malformed-input",
+        "/messages/0/content/1" + (where or "/source"),  # the input names a missing field
     )
-    assert as_dicts(result.messages)[0]["content"] == [{"type": "text", "text": "Describe it."}]
-    assert any("unrecognised type 'binary'" in w for w in result.warnings)
+
+
+def test_binary_part_in_a_request_body_is_upgraded() -> None:
+    request, warnings = agui.read_input(msgspec.json.encode(binary_input(BINARY)))
+    assert msgspec.to_builtins(request)["messages"][0]["content"][1] == UPGRADED
+    assert warnings == []
+
+
+def test_binary_part_keeps_its_unrecognised_members_for_enforcement_to_strip() -> None:
+    legacy = {**BINARY, "xVendor": 1}
+    user = {"id": "u1", "role": "user", "content": [legacy]}
+    result = accepted(run(START, snapshot(user), FINISH))
+    assert as_dicts(result.messages)[0]["content"] == [UPGRADED]
+    assert "event 1 /messages/0/content/0/xVendor: removed unrecognised property" in result.warnings
 
 
 # --- 5, 6. THINKING_* translation keeps the producer's ids and mints ids unique per run
