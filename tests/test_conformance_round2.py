@@ -205,8 +205,12 @@ def test_snapshot_restating_an_open_message_establishes_its_owner() -> None:
     )
     assert as_dicts(owned.messages)[0]["content"] == "p+"
     handed = snapshot({"id": "a1", "role": "assistant", "content": "", "subagentRunId": "s2"})
-    rejected(run(*opened, handed, text("CONTENT", "a1", "s1", delta="x")), "attribution-mismatch", 3)
-    accepted(run(*opened, handed, text("CONTENT", "a1", "s2", delta="x"), text("END", "a1"), FINISH))
+    rejected(
+        run(*opened, handed, text("CONTENT", "a1", "s1", delta="x")), "attribution-mismatch", 3
+    )
+    accepted(
+        run(*opened, handed, text("CONTENT", "a1", "s2", delta="x"), text("END", "a1"), FINISH)
+    )
 
 
 def test_snapshot_restating_an_open_tool_call_establishes_its_owner() -> None:
@@ -496,7 +500,9 @@ def test_malformed_binary_part_in_a_snapshot_is_rejected_not_stripped(
     user = {"id": "u1", "role": "user", "content": [{"type": "binary", **members}]}
     result = run(START, snapshot(user), FINISH)
     rejected(result, "malformed-event", 1, "/messages/0/content/0" + where)
-    assert any("event 1 /messages/0/content/0: upgraded retired binary" in w for w in result.warnings)
+    assert any(
+        "event 1 /messages/0/content/0: upgraded retired binary" in w for w in result.warnings
+    )
     assert not any("unrecognised type 'binary'" in w for w in result.warnings)
 
 

@@ -136,7 +136,12 @@ def test_a_snapshot_between_repeats_ends_the_shortcut(restated_owner: Any) -> No
     events = [
         START,
         {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "helper"},
-        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "subagentRunId": "sa1"},
+        {
+            "type": "TEXT_MESSAGE_START",
+            "messageId": "m",
+            "role": "assistant",
+            "subagentRunId": "sa1",
+        },
         content("m", "a", subagentRunId="sa1"),
         content("m", "b", subagentRunId="sa1"),
         {"type": "MESSAGES_SNAPSHOT", "messages": [restated]},
