@@ -128,7 +128,12 @@ def test_input_seeds_the_state_a_delta_patches(
 
 @pytest.mark.parametrize(
     ("content", "says"),
-    [(b"{not json", "not JSON"), (b'{"threadId": 5}', "not a RunAgentInput")],
+    [
+        (b"{not json", "not JSON"),
+        (b'{"threadId": 5}', "not a RunAgentInput"),
+        (b"[" * 100_000, "nests too deeply"),
+    ],
+    ids=["not-json", "not-input", "too-deep"],
 )
 def test_an_unusable_input_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, says: str

@@ -171,6 +171,9 @@ def _check(
     except msgspec.DecodeError as exc:
         print(f"agui-msgspec: {input_path} is not JSON: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RecursionError:
+        print(f"agui-msgspec: {input_path} nests too deeply", file=sys.stderr)
+        return EXIT_USAGE
     try:
         consumer = Consumer(version, input=input)
     except MalformedEvent as exc:
