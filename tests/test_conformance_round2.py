@@ -665,12 +665,14 @@ def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
     ],
     ids=["text-not-a-string", "null-part", "no-type"],
 )
-def test_flattening_for_an_old_peer_does_not_hide_a_malformed_part(
-    part: Any, path: str
-) -> None:
+def test_flattening_for_an_old_peer_does_not_hide_a_malformed_part(part: Any, path: str) -> None:
     """The input is judged as given, then flattened: a malformed part is refused for every
     peer, not silently turned into an empty string for a 0.0.39 one."""
-    given = {"threadId": "t", "runId": "r", "messages": [{"id": "u", "role": "user", "content": [part]}]}
+    given = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": [part]}],
+    }
     for peer in (None, "0.0.39"):
         with pytest.raises(agui.MalformedEvent) as refused:
             agui.prepare_input(given, peer_version=peer)

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
-import msgspec
 import pytest
 
 from agui_msgspec import (
@@ -21,7 +20,6 @@ from agui_msgspec import (
     SSE_MEDIA_TYPE,
     EventStream,
     UsageError,
-    _server,
     consume_body,
     negotiate_media_type,
     proto_frame,

@@ -113,7 +113,8 @@ class EventStream:
         self._bindings = bindings_for(version)
         try:
             self._writer = StrictWriter(
-                self._bindings, framing="protobuf" if self.media_type == PROTOBUF_MEDIA_TYPE else "sse"
+                self._bindings,
+                framing="protobuf" if self.media_type == PROTOBUF_MEDIA_TYPE else "sse",
             )
         except UsageError:  # bindings without a protobuf wire schema: the default binding
             self.media_type = SSE_MEDIA_TYPE
