@@ -39,7 +39,7 @@ from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._lifecycle import StreamState
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
-from agui_msgspec._versions import LATEST_VERSION
+from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -86,6 +86,9 @@ class ProducerGuard:
         version: str | ModuleType = LATEST_VERSION,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
+        # refused here, not by the first response: a bad option must not break every request
+        bindings_for(version)
+        SSEReader(max_event_size)
         self.app = app
         self.on_violation = on_violation
         self.end_with_run_error = end_with_run_error
