@@ -445,3 +445,77 @@ def test_mangled_frames_are_decoded_or_refused_never_crash(
         assert isinstance(msgspec.json.decode(payload)["type"], str)
     result = consume_body(proto_frame(RUN[0]) + frame_of(bytes(message)))
     assert result.outcome in ("completed", "failed")
+
+
+# The reader's hot path (events of strings alone, in their usual spelling) must read every
+# frame as the general decoder does: the same event, or the same refusal.
+HOT_FRAMES = [
+    proto_frame(event)[4:]
+    for event in (
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-1", "delta": " hi", "timestamp": 7},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "", "timestamp": 2**20},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 'ü "q" \\ \n' * 40},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": "{", "timestamp": 2**55},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "x", "timestamp": 1},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m", "subagentRunId": "s", "timestamp": 0},
+        {"type": "TEXT_MESSAGE_END", "messageId": "", "timestamp": 2**30},
+        {"type": "STEP_STARTED", "stepName": "plan", "timestamp": 1_700_000_000_000},
+    )
+]
+
+
+def general_reading(message: bytes) -> list[dict[str, Any]] | str:
+    """What the general decoder makes of one frame: its event (none if dropped), or the rule."""
+    try:
+        event = decode_frame(message)
+    except TransportError as refused:
+        return refused.rule
+    return [] if event is None else [event]
+
+
+def reader_reading(message: bytes) -> list[dict[str, Any]] | str:
+    """The same through the reader, the frame followed by bytes a frame must not read: the
+    start of the next one."""
+    try:
+        body = frame_of(message) + b"\x80\x80\x00"
+        return [msgspec.json.decode(p) for p in ProtobufReader().feed(body)]
+    except TransportError as refused:
+        return refused.rule
+
+
+@pytest.mark.parametrize("message", HOT_FRAMES, ids=lambda m: str(len(m)))
+def test_the_hot_path_reads_any_one_byte_change_as_the_general_decoder(message: bytes) -> None:
+    assert reader_reading(message) == general_reading(message) != "malformed-frame"
+    for position in range(len(message)):
+        for value in (0x00, 0x01, 0x08, 0x0A, 0x10, 0x12, 0x7F, 0x80, 0xFF, message[position] ^ 1):
+            mangled = message[:position] + bytes([value]) + message[position + 1 :]
+            assert reader_reading(mangled) == general_reading(mangled), (position, value)
+        assert reader_reading(message[:position]) == general_reading(message[:position])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(HOT_FRAMES),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=4),
+    extra=st.binary(max_size=16),
+)
+def test_the_hot_path_reads_mangled_frames_as_the_general_decoder(
+    base: bytes, flips: list[tuple[int, int]], extra: bytes
+) -> None:
+    message = bytearray(base)
+    for position, value in flips:
+        message[position % len(message)] = value
+    message += extra
+    assert reader_reading(bytes(message)) == general_reading(bytes(message))
+
+
+def test_the_hot_path_does_not_read_a_base_event_past_its_frame() -> None:
+    # TEXT_MESSAGE_END with its only string at the default (not written): the frame ends with
+    # the timestamp; the base_event's length now claims the next frame's bytes for it.
+    message = bytearray(
+        encode_proto({"type": "TEXT_MESSAGE_END", "messageId": "", "timestamp": 2**30})
+    )
+    message[3] += 3  # the base_event's length
+    message[-1] |= 0x80  # the timestamp's varint goes on
+    assert reader_reading(bytes(message)) == general_reading(bytes(message)) == "malformed-frame"

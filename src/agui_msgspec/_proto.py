@@ -64,6 +64,9 @@ _WIRE_TYPE = {
 _ABSENT: Any = object()
 _pack_double = struct.Struct("<d").pack
 _unpack_double = struct.Struct("<d").unpack_from
+_unpack_length = struct.Struct(">I").unpack_from
+_TAILS_KEPT = 64
+"""Timestamp tails the hot path keeps: a stream needs one per 16 s of events."""
 _json_encode = msgspec.json.Encoder().encode
 
 
@@ -511,6 +514,25 @@ class _FastDecoder:
                     self.plans[name] = _Plan()
         for name, plan in self.plans.items():
             self._fill_plan(tables.messages[name], plan)
+        # The hot path: events of strings alone (text, tool-call args, reasoning deltas...),
+        # by their envelope tag: (type number, JSON name by tag byte, the event's defaults).
+        numbers = tables.enum_numbers["EventType"]
+        self.hot: dict[int, tuple[int, dict[int, str], dict[str, Any]]] = {}
+        self.tails: dict[bytes, int] = {}  # a timestamp's varint bytes after its first two
+        for arm in tables.envelope.fields:
+            spec = tables.messages[arm.ref]
+            strings = [f for f in spec.fields if f.kind != "base"]
+            if (
+                arm.tag < 0x4000
+                and arm.ref in self.plans
+                and numbers[arm.json] < 0x80
+                and all(f.kind == "string" and f.label != "repeated" for f in strings)
+                and all(f.tag < 0x80 for f in strings)
+            ):
+                names = {f.tag: f.json for f in strings}
+                plan = self.plans[arm.ref]
+                template = {"type": arm.json, **dict(plan.defaults)}
+                self.hot[arm.tag] = (numbers[arm.json], names, template)
 
     def _fill_plan(self, spec: _Message, plan: _Plan) -> None:
         defaults: list[tuple[str, Any]] = []
@@ -634,6 +656,84 @@ class _FastDecoder:
             if json_name not in out:
                 out[json_name] = [] if default == [] else default
 
+    def hot_frames(self, data: bytes, pos: int, end: int, limit: int, out: list[bytes]) -> int:
+        """Frames from ``pos`` while each is whole, within ``limit`` and a hot event in its
+        usual spelling (the arm; a base_event of type, then a timestamp of 3 to 8 varint
+        bytes, or none; then strings, lengths under 16 KiB), each appended to ``out`` as
+        JSON; returns where it stopped. Anything else, malformed bytes included, is left for
+        ``event`` to say what it is."""
+        hot, tails, unpack, append = self.hot, self.tails, _unpack_length, out.append
+        while end - pos >= 4:
+            length = unpack(data, pos)[0]
+            stop = pos + 4 + length
+            if stop > end or length > limit or not length:
+                return pos
+            at = pos + 4
+            try:
+                tag = data[at]
+                if tag >= 0x80:
+                    tag = (tag & 0x7F) | (data[at + 1] << 7)
+                    at += 1
+                arm = hot.get(tag)
+                if arm is None:
+                    return pos
+                type_number, names, template = arm
+                size = data[at + 1]
+                at += 2
+                if size >= 0x80:
+                    if data[at] >= 0x80:
+                        return pos
+                    size = (size & 0x7F) | (data[at] << 7)
+                    at += 1
+                if at + size != stop or data[at] != 0x0A or data[at + 1] >= 0x80:
+                    return pos
+                base_end = at + 2 + data[at + 1]
+                if base_end > stop:
+                    return pos
+                at += 2
+                if at < base_end and data[at] == 0x08:
+                    if data[at + 1] != type_number:
+                        return pos
+                    at += 2
+                elif type_number:
+                    return pos  # type 0 (the default) is the only one left out
+                event = template.copy()  # its defaults: a field the frame has overwrites one
+                if at < base_end:
+                    # The timestamp ends the base. Its first two varint bytes change from one
+                    # event to the next, the rest (16 s and up) rarely: those come from a cache.
+                    if data[at] != 0x10 or data[at + 1] < 0x80 or data[at + 2] < 0x80:
+                        return pos
+                    high = tails.get(tail := data[at + 3 : base_end])
+                    if high is None:
+                        high = _varint_tail(tail)
+                        if high is None:
+                            return pos
+                        if len(tails) >= _TAILS_KEPT:
+                            tails.clear()
+                        tails[tail] = high
+                    event["timestamp"] = high | (data[at + 2] & 0x7F) << 7 | data[at + 1] & 0x7F
+                    at = base_end
+                elif at != base_end:
+                    return pos
+                while at < stop:
+                    name = names.get(data[at])
+                    size = data[at + 1]
+                    at += 2
+                    if size >= 0x80:
+                        if data[at] >= 0x80:
+                            return pos
+                        size = (size & 0x7F) | (data[at] << 7)
+                        at += 1
+                    if name is None or at + size > stop:
+                        return pos
+                    event[name] = data[at : at + size].decode()  # met twice: the last wins
+                    at += size
+            except (IndexError, UnicodeDecodeError):
+                return pos
+            append(_json_encode(event))
+            pos = stop
+        return pos
+
     def event(self, frame: bytes) -> dict[str, Any] | None:
         end = len(frame)
         if end < 2 or frame[0] >= 0x80 or frame[0] & 7 != _LEN:
@@ -658,6 +758,14 @@ class _FastDecoder:
                 f"the envelope carries {arm.json} but base_event.type says {out['type']}"
             )
         return out
+
+
+def _varint_tail(tail: bytes) -> int | None:
+    """The bytes of a varint after its first two, as their part of its value; None unless
+    they end it, in 8 bytes at most (56 bits: never negative)."""
+    if not 0 < len(tail) <= 6 or tail[-1] >= 0x80 or min(tail[:-1], default=0x80) < 0x80:
+        return None
+    return sum((byte & 0x7F) << (14 + 7 * i) for i, byte in enumerate(tail))
 
 
 def _skip(data: bytes, pos: int, end: int, tag: int) -> int:
@@ -986,9 +1094,12 @@ class ProtobufReader:
 
     def _frames(self, data: bytes, out: list[bytes]) -> int:
         pos, end, limit = 0, len(data), self.max_event_size
-        event = self._decoder.event
+        event, hot_frames = self._decoder.event, self._decoder.hot_frames
         while end - pos >= 4:
-            length = int.from_bytes(data[pos : pos + 4], "big")
+            pos = hot_frames(data, pos, end, limit, out)
+            if end - pos < 4:
+                break
+            length = _unpack_length(data, pos)[0]
             if length > limit:
                 raise TransportError(
                     "event-too-large",
