@@ -409,6 +409,18 @@ def test_binary_part_in_the_outgoing_input_is_upgraded() -> None:
             },
             id="file-document",
         ),
+        pytest.param(  # media types are case-insensitive (RFC 9110 §8.3.1)
+            {"type": "binary", "mimeType": "Image/PNG", "url": "https://example.com/a.png"},
+            {
+                "type": "image",
+                "source": {
+                    "type": "url",
+                    "value": "https://example.com/a.png",
+                    "mimeType": "Image/PNG",
+                },
+            },
+            id="image-in-capitals",
+        ),
     ],
 )
 def test_binary_part_in_events_is_upgraded(

@@ -265,7 +265,7 @@ def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:
     if found is None:
         return None
     source_type, value = found
-    family = mime_type.partition("/")[0]
+    family = mime_type.partition("/")[0].strip().lower()  # media types ignore case
     upgraded: dict[str, Any] = {
         "type": family if family in ("image", "audio", "video") else "document",
         "source": {"type": source_type, "value": value, "mimeType": mime_type},
