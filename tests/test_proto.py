@@ -53,21 +53,6 @@ def frame_of(message: bytes) -> bytes:
     return len(message).to_bytes(4, "big") + message
 
 
-def without_empty_lists(value: Any, like: Any) -> Any:
-    """``value`` with the empty lists ``like`` does not have: the binary wire cannot tell
-    an empty list from an absent one (@ag-ui/proto decodes RunAgentInput's as [])."""
-    if isinstance(value, dict):
-        like = like if isinstance(like, dict) else {}
-        return {
-            k: without_empty_lists(v, like.get(k))
-            for k, v in value.items()
-            if not (v == [] and k not in like)
-        }
-    if isinstance(value, list) and isinstance(like, list) and len(like) == len(value):
-        return [without_empty_lists(v, w) for v, w in zip(value, like, strict=True)]
-    return value
-
-
 # --------------------------------------------------------------------------- the corpus
 
 
