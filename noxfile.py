@@ -12,11 +12,16 @@ import nox
 
 ROOT = Path(__file__).parent
 SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
+# The generator's tools, pinned: the [codegen] extra gives ranges, drift needs one exact set.
+RUFF = "ruff==0.17.6"  # lints, and formats what the generator writes
+CODEGEN_PINS = ("datamodel-code-generator==0.89.0", "jinja2==3.1.6", RUFF)
 NODE_PARITY = ROOT / "tests" / "node"
 PROTO_DATA = ROOT / "tests" / "data" / "proto"
 CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 
-nox.options.sessions = ["tests", "typecheck", "lint", "drift"]
+DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
+
+nox.options.sessions = ["tests", "typecheck", "lint", "drift", "packaging"]
 nox.options.reuse_venv = "yes"
 
 
@@ -29,24 +34,30 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the runtime, the generated modules and the generator."""
+    """mypy --strict over the package (runtime, generated modules, generator) and the typed
+    tag attributes as a user sees them."""
     session.install(".[dev]")
     session.run("mypy", "-p", "agui_msgspec")
-    session.run("mypy", "codegen", *map(str, sorted(ROOT.glob("generated/*.py"))))
+    session.run("mypy", "tests/test_tag_attributes.py")
+    if not DRAFT.is_file():
+        session.log(f"no draft schema at {DRAFT}: generated-draft check skipped")
+        return
+    with tempfile.TemporaryDirectory() as tmp:  # what a user generates from a draft
+        session.run("agui-msgspec", "generate", str(DRAFT), "--out", tmp, "--module", "draft")
+        session.run("mypy", "--strict", "--no-incremental", str(Path(tmp, "draft.py")))
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff==0.17.6")
+    session.install(RUFF)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
 
 def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> None:
+    session.install(".", *CODEGEN_PINS)
     for schema in SCHEMAS:
-        session.run(
-            "python", "-m", "codegen", "--schema", str(schema), "--out", str(out), silent=True
-        )
+        session.run("agui-msgspec", "generate", str(schema), "--out", str(out), silent=True)
         if schema.with_name("proto-freeze.txt").exists():  # the protobuf wire schema and tables
             args = ["--schema", str(schema), "--out", str(out), *(["--frozen"] if frozen else [])]
             session.run("python", "-m", "codegen.proto", *args, silent=True)
@@ -54,15 +65,13 @@ def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> 
 
 @nox.session
 def generate(session: nox.Session) -> None:
-    """Regenerate generated/ from schema/."""
-    session.install(".[codegen]")
+    """Regenerate generated/ from schema/ (the installed package's generator, pinned tools)."""
     _generate_into(session, ROOT / "generated")
 
 
 @nox.session
 def drift(session: nox.Session) -> None:
     """Fail if generated/ differs from what codegen makes of schema/ now."""
-    session.install(".[codegen]")
     with tempfile.TemporaryDirectory() as tmp:
         _generate_into(session, Path(tmp), frozen=True)
         fresh = sorted(p.name for p in Path(tmp).iterdir() if p.suffix in (".py", ".proto"))
@@ -79,6 +88,46 @@ def drift(session: nox.Session) -> None:
                 f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
             )
     session.log(f"generated/ matches schema/ ({len(fresh)} files)")
+
+
+_INSTALLED_CHECK = """
+import importlib.util, agui_msgspec as agui
+from agui_msgspec import v1_0, v1_1
+assert agui.RunStartedEvent.type == "RUN_STARTED" and v1_0.UserMessage.role == "user"
+result = agui.consume_body(open("{root}/examples/plain-answer.sse", "rb").read())
+assert result.outcome == "completed", result.violation
+files = [agui.__file__, v1_1.__file__, importlib.util.find_spec("agui_msgspec._codegen").origin]
+print(*files)
+assert all(f.startswith("{root}/src/agui_msgspec/") for f in files) == {editable}
+"""
+
+
+@nox.session
+def packaging(session: nox.Session) -> None:
+    """``pip install -e .`` and ``pip install .`` into fresh venvs: import, consume, and
+    ``generate`` without the codegen extra (a usage error naming it, exit 2)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for editable in (True, False):
+            venv = Path(tmp, "editable" if editable else "wheel")
+            session.run("python", "-m", "venv", str(venv), silent=True)
+            python, cli = str(venv / "bin" / "python"), str(venv / "bin" / "agui-msgspec")
+            target = ["-e", str(ROOT)] if editable else [str(ROOT)]
+            session.run(python, "-m", "pip", "install", "--quiet", *target, external=True)
+            check = _INSTALLED_CHECK.format(root=ROOT, editable=editable)
+            session.run(python, "-c", check, external=True)
+            schema = str(ROOT / "schema" / "1.1" / "schema.json")
+            out = session.run(
+                cli,
+                "generate",
+                schema,
+                "--out",
+                tmp,
+                success_codes=[2],
+                external=True,
+                silent=True,
+            )
+            if "pip install 'agui-msgspec[codegen]'" not in str(out):
+                session.error(f"generate without the codegen extra said: {out}")
 
 
 @nox.session

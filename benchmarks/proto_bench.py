@@ -6,7 +6,8 @@ an SSE body and from a protobuf body (64 KiB chunks, the whole pipeline), the pr
 reader alone (frames to event JSON), Google's ``protobuf`` runtime on the same frames
 (parse, then ``MessageToDict``: the least a consumer needs to reach the JSON the pipeline
 takes), and ``@ag-ui/proto``'s ``decode`` in node. Then the install weight of each codec
-and its correctness on the parity corpus. Timings are medians of interleaved repeats.
+and its correctness on the parity corpus. Timings are medians of repeats, in CPU time of
+the process for the Python columns (node times itself, in wall time).
 """
 
 from __future__ import annotations
@@ -86,11 +87,13 @@ def google_event_class() -> Any:
 
 
 def median_us(run: Callable[[], object], events: int, repeat: int) -> float:
+    """CPU time of this process, not wall time: on a shared machine, time spent waiting for
+    a core is not the code's."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         run()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times) / events * 1e6
 
 

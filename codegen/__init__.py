@@ -1,7 +1,31 @@
 """Generate msgspec bindings from an AG-UI JSON Schema file.
 
 datamodel-code-generator parses the schema (references, ``allOf`` mixins,
-constraints); :mod:`codegen.model` turns its models into a small description of
-msgspec Structs, tagged unions and tables, and :mod:`codegen.render` writes
-that description through the jinja2 template in ``templates/``.
+constraints); :mod:`.model` turns its models into a small description of
+msgspec Structs, tagged unions and tables, and :mod:`.render` writes that
+description through the jinja2 template in ``templates/``.
+
+This folder ships in the wheel as ``agui_msgspec._codegen``; the public entry
+points are ``agui_msgspec.generate()`` and ``agui-msgspec generate``.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .model import CodegenError, read_schema
+from .render import render_module
+
+__all__ = ["CodegenError", "write_module"]
+
+
+def write_module(
+    schema: Path, out: Path, *, module: str | None = None, protocol_version: str | None = None
+) -> Path:
+    """Write the bindings module for ``schema`` into ``out``; return its path."""
+    bindings = read_schema(schema, module_name=module, protocol_version=protocol_version)
+    text = render_module(bindings)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{bindings.module_name}.py"
+    target.write_text(text, encoding="utf-8")
+    return target

@@ -37,6 +37,10 @@ DEFS_PREFIX = "#/$defs/"
 NON_NULL = "NonNullValue"
 
 
+class CodegenError(Exception):
+    """The schema cannot be turned into bindings; the message says why."""
+
+
 @dataclass(frozen=True)
 class FieldSpec:
     attr: str
@@ -55,6 +59,11 @@ class StructSpec:
     fields: list[FieldSpec]
     tag_field: str | None = None
     tag: str | None = None
+
+    @property
+    def tag_attr(self) -> str | None:
+        """The tag's attribute name (``type``, ``role``): a read-only class attribute."""
+        return None if self.tag_field is None else snake_case(self.tag_field)
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ class EnumSpec:
 @dataclass
 class Bindings:
     module_name: str
+    protocol_version: str
     schema_id: str
     sha256: str
     enums: list[EnumSpec] = field(default_factory=list)
@@ -109,21 +119,30 @@ def short_doc(node: dict[str, Any]) -> str:
     return text.replace('"""', "'''").replace("\\", "\\\\")
 
 
-def module_name_for(schema_id: str) -> str:
-    match = re.search(r"/spec/([^/]+)/schema\.json$", schema_id)
-    if match is None:
-        raise SystemExit(f"cannot read a protocol version from $id {schema_id!r}")
-    return "v" + re.sub(r"[^0-9a-zA-Z]+", "_", match.group(1))
+def version_from_id(schema_id: str) -> str | None:
+    """The version an upstream ``$id`` names (``.../spec/1.1/schema.json`` → ``1.1``)."""
+    match = re.fullmatch(r".*/spec/([0-9A-Za-z._-]+)/schema\.json", schema_id, re.DOTALL)
+    return None if match is None else match.group(1)
+
+
+def module_name_for(protocol_version: str) -> str:
+    return "v" + re.sub(r"[^0-9a-zA-Z]+", "_", protocol_version)
 
 
 class _Reader:
-    def __init__(self, schema_path: Path) -> None:
-        text = schema_path.read_text(encoding="utf-8")
+    def __init__(self, text: str, module_name: str | None, protocol_version: str | None) -> None:
         self.raw: dict[str, Any] = json.loads(text)
+        if not isinstance(self.raw, dict) or not isinstance(self.raw.get("$defs"), dict):
+            raise CodegenError("not an AG-UI schema: no $defs object")
         self.defs: dict[str, Any] = self.raw["$defs"]
+        schema_id = str(self.raw.get("$id", ""))
+        version = protocol_version or version_from_id(schema_id)
+        if version is None:
+            raise CodegenError(f"cannot read a protocol version from $id {schema_id!r}: give one")
         self.bindings = Bindings(
-            module_name=module_name_for(self.raw["$id"]),
-            schema_id=self.raw["$id"],
+            module_name=module_name or module_name_for(version),
+            protocol_version=version,
+            schema_id=schema_id,
             sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         )
         types = get_data_model_types(DataModelType.MsgspecStruct)
@@ -179,10 +198,11 @@ class _Reader:
                     and all(isinstance(c, str) for c in consts)
                     and len(set(consts)) == len(consts)
                 ):
+                    _check_name(snake_case(prop), f"{name}'s tag property {prop!r}")
                     tags.update({m: (prop, str(c)) for m, c in zip(members, consts, strict=False)})
                     break
             else:
-                raise SystemExit(f"oneOf {name} has no discriminating const property")
+                raise CodegenError(f"oneOf {name} has no discriminating const property")
         return tags
 
     def _raw_property(self, name: str, wire: str) -> dict[str, Any]:
@@ -219,7 +239,7 @@ class _Reader:
     def _reference(self, path: str) -> str:
         name = path.removeprefix(DEFS_PREFIX)
         if name not in self.defs:
-            raise SystemExit(f"unsupported reference {path}")
+            raise CodegenError(f"unsupported reference {path}")
         members = self._union_members(name)
         if members is not None and not all(self._is_closed(m) for m in members):
             return "dict[str, Any]"  # open union: carried as a dict, validated by the runtime
@@ -255,6 +275,7 @@ class _Reader:
             )
         )
         for name, node in self.defs.items():
+            _check_name(name, f"$defs name {name!r}")
             doc = short_doc(node)
             model = self.models.get(DEFS_PREFIX + name)
             if "enum" in node:
@@ -276,7 +297,7 @@ class _Reader:
                     )
                 )
             else:
-                raise SystemExit(f"unsupported definition {name}")
+                raise CodegenError(f"unsupported definition {name}")
         self._collect_inline_enums()
         return out
 
@@ -338,6 +359,7 @@ class _Reader:
             else:
                 annotation = self.annotation(f.data_type, f.constraints)
             attr = snake_case(wire)
+            _check_name(attr, f"{owner}.{wire}")
             default = None if f.default is None or f.required else _literal(f.default)
             specs.append(
                 FieldSpec(
@@ -354,6 +376,12 @@ class _Reader:
                     self.bindings.enums.append(
                         EnumSpec(_inline_enum_name(name, wire), short_doc(prop), values)
                     )
+
+
+def _check_name(name: str, what: str) -> None:
+    """The schema's names become Python names in the module: nothing else may pass."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise CodegenError(f"{what} is not usable as a Python name")
 
 
 def _inline_enum_name(owner: str, wire: str) -> str:
@@ -374,5 +402,9 @@ def _literal(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def read_schema(path: Path) -> Bindings:
-    return _Reader(path).read()
+def read_schema(
+    path: Path, *, module_name: str | None = None, protocol_version: str | None = None
+) -> Bindings:
+    """The bindings for the schema at ``path``; ``module_name`` and ``protocol_version``
+    default to what its ``$id`` names (``.../spec/1.1/schema.json``: ``v1_1``, ``1.1``)."""
+    return _Reader(path.read_text(encoding="utf-8"), module_name, protocol_version).read()

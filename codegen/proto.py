@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen.render import format_source
+from .render import format_source
 
 # Wire names that differ from the schema's definition names.
 WIRE_NAME = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from codegen.model import Bindings
+from .model import Bindings, CodegenError
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -22,6 +23,7 @@ def render_module(bindings: Bindings) -> str:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["docstring"] = docstring
+    env.filters["pystr"] = json.dumps  # a JSON string is a Python string literal
     exported = sorted(
         [e.name for e in bindings.enums]
         + [a.name for a in bindings.aliases + bindings.late_aliases]
@@ -54,7 +56,7 @@ def format_source(text: str) -> str:
     ]
     done = subprocess.run(command, input=text, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"ruff format failed on the generated module:\n{done.stderr}")
+        raise CodegenError(f"ruff format failed on the generated module:\n{done.stderr}")
     return done.stdout
 
 

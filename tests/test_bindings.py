@@ -8,7 +8,6 @@ import importlib
 import importlib.util
 import itertools
 import json
-import subprocess
 import sys
 import typing
 from collections.abc import Callable, Iterator
@@ -18,6 +17,8 @@ from typing import Any, TypeAlias
 
 import msgspec
 import pytest
+
+import agui_msgspec
 
 Schema: TypeAlias = dict[str, Any]
 
@@ -59,17 +60,9 @@ def bindings_for(version: str) -> ModuleType:
 
 
 def generate(schema: Path, out: Path) -> Path:
-    done = subprocess.run(
-        [sys.executable, "-m", "codegen", "--schema", str(schema), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    written = Path(done.stdout.strip())
-    assert written.parent == out, done.stdout
-    assert written.is_file(), done.stdout
+    written = agui_msgspec.generate(schema, out)
+    assert written.parent == out
+    assert written.is_file()
     return written
 
 

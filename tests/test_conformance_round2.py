@@ -17,7 +17,6 @@ import msgspec
 import pytest
 
 import agui_msgspec as agui
-from agui_msgspec._tags import tag_of
 
 START = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
@@ -467,6 +466,18 @@ def test_binary_part_in_the_outgoing_input_is_upgraded() -> None:
             },
             id="file-document",
         ),
+        pytest.param(  # media types are case-insensitive (RFC 9110 §8.3.1)
+            {"type": "binary", "mimeType": "Image/PNG", "url": "https://example.com/a.png"},
+            {
+                "type": "image",
+                "source": {
+                    "type": "url",
+                    "value": "https://example.com/a.png",
+                    "mimeType": "Image/PNG",
+                },
+            },
+            id="image-in-capitals",
+        ),
     ],
 )
 def test_binary_part_in_events_is_upgraded(
@@ -637,8 +648,8 @@ def test_second_turn_through_one_http_agent_keeps_its_own_reasoning() -> None:
         history = [*first.messages, again]
         second = agent.run_sync({"threadId": "t1", "runId": "r2", "messages": history})
     (new,) = second.new_messages
-    assert (tag_of(new), new.content) == ("reasoning", "thought")
-    assert [m.content for m in second.messages if tag_of(m) == "reasoning"] == ["thought"] * 2
+    assert (new.role, new.content) == ("reasoning", "thought")
+    assert [m.content for m in second.messages if m.role == "reasoning"] == ["thought"] * 2
 
 
 def test_http_agent_talks_down_to_a_peer_of_the_version_it_is_given() -> None:
@@ -654,7 +665,7 @@ def test_http_agent_talks_down_to_a_peer_of_the_version_it_is_given() -> None:
     assert old["messages"][0]["content"] == "Describe it."
     assert any("DROPS non-text parts" in w for w in result.warnings)
     assert any("dropping SUBAGENT_STARTED" in w for w in result.warnings)
-    assert {tag_of(m) for m in result.new_messages} == {"assistant"}
+    assert {m.role for m in result.new_messages} == {"assistant"}
     assert "subagentRunId" not in msgspec.to_builtins(result.new_messages[0])
     assert new["protocolVersion"] == "1.1"
     assert new["messages"][0]["content"][1] == IMAGE
@@ -744,7 +755,7 @@ SUBAGENT_RUN = [
 def test_a_peer_from_before_subagents_has_its_subagent_events_dropped() -> None:
     payloads = [msgspec.json.encode(e) for e in SUBAGENT_RUN]
     result = accepted(agui.consume(payloads, peer_version="0.0.57"))
-    assert [tag_of(e) for e in result.events] == [
+    assert [e.type for e in result.events] == [
         "RUN_STARTED",
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
@@ -773,6 +784,29 @@ def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
     assert request["messages"][0]["content"] == "Describe it. Please."
     assert "protocolVersion" not in request
     assert any("DROPS non-text parts" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("part", "path"),
+    [
+        ({"type": "text", "text": 5}, "/messages/0/content/0/text"),
+        (None, "/messages/0/content/0"),
+        ({"text": "no type"}, "/messages/0/content/0/type"),
+    ],
+    ids=["text-not-a-string", "null-part", "no-type"],
+)
+def test_flattening_for_an_old_peer_does_not_hide_a_malformed_part(part: Any, path: str) -> None:
+    """The input is judged as given, then flattened: a malformed part is refused for every
+    peer, not silently turned into an empty string for a 0.0.39 one."""
+    given = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": [part]}],
+    }
+    for peer in (None, "0.0.39"):
+        with pytest.raises(agui.MalformedEvent) as refused:
+            agui.prepare_input(given, peer_version=peer)
+        assert (refused.value.rule, refused.value.path) == ("malformed-input", path)
 
 
 def test_a_peer_from_before_subagents_gets_no_attribution_in_its_input() -> None:

@@ -21,6 +21,7 @@ from agui_msgspec import (
     ProtocolViolation,
     TransportError,
     UsageError,
+    _proto,
     consume_body,
     encode_proto,
     proto_frame,
@@ -50,21 +51,6 @@ def sse_of(events: list[dict[str, Any]]) -> bytes:
 
 def frame_of(message: bytes) -> bytes:
     return len(message).to_bytes(4, "big") + message
-
-
-def without_empty_lists(value: Any, like: Any) -> Any:
-    """``value`` with the empty lists ``like`` does not have: the binary wire cannot tell
-    an empty list from an absent one (@ag-ui/proto decodes RunAgentInput's as [])."""
-    if isinstance(value, dict):
-        like = like if isinstance(like, dict) else {}
-        return {
-            k: without_empty_lists(v, like.get(k))
-            for k, v in value.items()
-            if not (v == [] and k not in like)
-        }
-    if isinstance(value, list) and isinstance(like, list) and len(like) == len(value):
-        return [without_empty_lists(v, w) for v, w in zip(value, like, strict=True)]
-    return value
 
 
 # --------------------------------------------------------------------------- the corpus
@@ -107,6 +93,60 @@ def test_the_frame_is_the_big_endian_length_then_the_message() -> None:
 def test_an_event_type_the_wire_lacks_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="FUTURE_EVENT"):
         encode_proto({"type": "FUTURE_EVENT"})
+    with pytest.raises(UsageError, match="object"):
+        encode_proto(object())  # type: ignore[arg-type]
+
+
+def nested_lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+def nested_objects(depth: int) -> dict[str, Any]:
+    outer: dict[str, Any] = {}
+    inner = outer
+    for _ in range(depth - 1):
+        inner["k"] = {}
+        inner = inner["k"]
+    return outer
+
+
+@pytest.mark.parametrize(
+    "event_of",
+    [
+        lambda value: {"type": "STATE_SNAPSHOT", "snapshot": value},
+        lambda value: {"type": "CUSTOM", "name": "n", "value": value},
+        lambda value: {"type": "RAW", "event": {"a": value}, "rawEvent": value},
+        lambda value: {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {"id": "m", "role": "activity", "activityType": "a", "content": {"a": value}}
+            ],
+        },
+    ],
+    ids=["snapshot", "custom", "raw", "activity-message"],
+)
+@pytest.mark.parametrize("nested", [nested_lists, nested_objects])
+def test_what_encode_proto_writes_the_reader_reads_however_deep(event_of: Any, nested: Any) -> None:
+    """The encoder refuses, as a UsageError, what the reader would refuse for nesting, and
+    never overflows the stack; up to that bound the frame decodes."""
+    written = 0
+    refusals: list[str] = []
+    for depth in [*range(1, 260, 3), 600, 5000]:
+        try:
+            message = encode_proto(event_of(nested(depth)))
+        except UsageError as refused:
+            refusals.append(str(refused))
+            continue
+        written = depth
+        assert decode_frame(message) is not None  # a malformed-frame TransportError if not
+    assert 90 < written < 260  # an object level is two on the wire (Value, Struct)
+    assert refusals
+    assert all("nests deeper" in refusal for refusal in refusals)
 
 
 # --------------------------------------------------------------------------- the reader
@@ -294,7 +334,9 @@ def test_nesting_past_the_bound_is_malformed_not_a_crash() -> None:
     deep: Any = "leaf"
     for _ in range(400):
         deep = [deep]
-    frame = proto_frame({"type": "STATE_SNAPSHOT", "snapshot": deep})
+    with pytest.MonkeyPatch.context() as patch:  # another encoder's frame: ours refuses it
+        patch.setattr(_proto, "MAX_NESTING", 1000)
+        frame = proto_frame({"type": "STATE_SNAPSHOT", "snapshot": deep})
     result = consume_body(frame)
     assert result.violation is not None
     assert result.violation.rule == "malformed-frame"
@@ -388,3 +430,77 @@ def test_mangled_frames_are_decoded_or_refused_never_crash(
         assert isinstance(msgspec.json.decode(payload)["type"], str)
     result = consume_body(proto_frame(RUN[0]) + frame_of(bytes(message)))
     assert result.outcome in ("completed", "failed")
+
+
+# The reader's hot path (events of strings alone, in their usual spelling) must read every
+# frame as the general decoder does: the same event, or the same refusal.
+HOT_FRAMES = [
+    proto_frame(event)[4:]
+    for event in (
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-1", "delta": " hi", "timestamp": 7},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "", "timestamp": 2**20},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 'ü "q" \\ \n' * 40},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": "{", "timestamp": 2**55},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "x", "timestamp": 1},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m", "subagentRunId": "s", "timestamp": 0},
+        {"type": "TEXT_MESSAGE_END", "messageId": "", "timestamp": 2**30},
+        {"type": "STEP_STARTED", "stepName": "plan", "timestamp": 1_700_000_000_000},
+    )
+]
+
+
+def general_reading(message: bytes) -> list[dict[str, Any]] | str:
+    """What the general decoder makes of one frame: its event (none if dropped), or the rule."""
+    try:
+        event = decode_frame(message)
+    except TransportError as refused:
+        return refused.rule
+    return [] if event is None else [event]
+
+
+def reader_reading(message: bytes) -> list[dict[str, Any]] | str:
+    """The same through the reader, the frame followed by bytes a frame must not read: the
+    start of the next one."""
+    try:
+        body = frame_of(message) + b"\x80\x80\x00"
+        return [msgspec.json.decode(p) for p in ProtobufReader().feed(body)]
+    except TransportError as refused:
+        return refused.rule
+
+
+@pytest.mark.parametrize("message", HOT_FRAMES, ids=lambda m: str(len(m)))
+def test_the_hot_path_reads_any_one_byte_change_as_the_general_decoder(message: bytes) -> None:
+    assert reader_reading(message) == general_reading(message) != "malformed-frame"
+    for position in range(len(message)):
+        for value in (0x00, 0x01, 0x08, 0x0A, 0x10, 0x12, 0x7F, 0x80, 0xFF, message[position] ^ 1):
+            mangled = message[:position] + bytes([value]) + message[position + 1 :]
+            assert reader_reading(mangled) == general_reading(mangled), (position, value)
+        assert reader_reading(message[:position]) == general_reading(message[:position])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(HOT_FRAMES),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=4),
+    extra=st.binary(max_size=16),
+)
+def test_the_hot_path_reads_mangled_frames_as_the_general_decoder(
+    base: bytes, flips: list[tuple[int, int]], extra: bytes
+) -> None:
+    message = bytearray(base)
+    for position, value in flips:
+        message[position % len(message)] = value
+    message += extra
+    assert reader_reading(bytes(message)) == general_reading(bytes(message))
+
+
+def test_the_hot_path_does_not_read_a_base_event_past_its_frame() -> None:
+    # TEXT_MESSAGE_END with its only string at the default (not written): the frame ends with
+    # the timestamp; the base_event's length now claims the next frame's bytes for it.
+    message = bytearray(
+        encode_proto({"type": "TEXT_MESSAGE_END", "messageId": "", "timestamp": 2**30})
+    )
+    message[3] += 3  # the base_event's length
+    message[-1] |= 0x80  # the timestamp's varint goes on
+    assert reader_reading(bytes(message)) == general_reading(bytes(message)) == "malformed-frame"

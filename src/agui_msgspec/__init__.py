@@ -15,6 +15,7 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
+from agui_msgspec._generate import generate
 from agui_msgspec._guard import GuardReport, ProducerGuard
 from agui_msgspec._input import prepare_input, read_input
 from agui_msgspec._lifecycle import Run, RunStatus
@@ -63,6 +64,7 @@ __all__ = [  # noqa: PLE0604
     "encode",
     "encode_proto",
     "from_official",
+    "generate",
     "negotiate_media_type",
     "prepare_input",
     "proto_frame",

@@ -1,5 +1,5 @@
 """The ``agui-msgspec`` command line: ``check`` a recorded stream, run ``conformance`` fixtures,
-``run`` a live agent over HTTP.
+``run`` a live agent over HTTP, ``generate`` bindings from a schema file.
 
 Exit codes: 0 accepted (or every fixture passed), 1 rejected (or a fixture
 failed, or the live run failed), 2 usage error. A closed standard output
@@ -27,11 +27,11 @@ import msgspec
 
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Consumer, Result, reader_for
+from agui_msgspec._consumer import Consumer, Result, body_head, reader_for
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
+from agui_msgspec._generate import generate
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._tags import tag_of
-from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 READ_CHUNK = 1024 * 1024
@@ -54,37 +54,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument(
         "--input", type=Path, help="the RunAgentInput (JSON) the run started from: seeds history"
     )
-    check.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    _add_version_options(check)
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
-    conformance.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    _add_version_options(conformance)
     run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
     run.add_argument("url", help="the agent endpoint")
     run.add_argument("--message", help="send one user message with this text")
     run.add_argument("--thread", help="the thread id (default: a new uuid4)")
     run.add_argument("--json", action="store_true", help="print the result as JSON at the end")
-    run.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    _add_version_options(run)
     run.add_argument(
         "--timeout", type=_seconds, default=60.0, help="seconds to wait for each byte (default 60)"
     )
     run.add_argument(
         "--deadline", type=_seconds, default=None, help="seconds the whole run may take (no bound)"
     )
+    gen = commands.add_parser("generate", help="write bindings for an AG-UI schema file")
+    gen.add_argument("schema", type=Path, help="the AG-UI schema.json to read")
+    gen.add_argument("--out", type=Path, required=True, help="the folder to write the module into")
+    gen.add_argument("--module", help="the module name (default: from $id, e.g. v1_1)")
+    gen.add_argument("--protocol-version", metavar="X.Y", help="PROTOCOL_VERSION (default: $id's)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_ACCEPTED
+    try:
+        if args.command == "generate":
+            options = {"module": args.module, "protocol_version": args.protocol_version}
+            print(generate(args.schema, args.out, **options))
+            return EXIT_ACCEPTED
+        bindings = None if args.bindings is None else load_bindings(args.bindings)
+    except UsageError as exc:
+        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     out = _Output()
+    version = bindings or args.version
     if args.command == "check":
-        return _check(
-            args.file, args.version, args.input, out, as_json=args.json, summary=args.summary
-        )
-    if args.command == "run":
-        agent_options = {"timeout": args.timeout, "deadline": args.deadline}
-        return _run(
-            args.url, args.message, args.thread, args.version, agent_options, out, as_json=args.json
-        )
-    return _conformance(args.folder, args.version, out)
+        return _check(args.file, version, args.input, out, as_json=args.json, summary=args.summary)
+    if args.command == "conformance":
+        return _conformance(args.folder, version, out)
+    agent_options = {"timeout": args.timeout, "deadline": args.deadline}
+    return _run(args.url, args.message, args.thread, version, agent_options, out, as_json=args.json)
+
+
+_BINDINGS_HELP = "a bindings module written by `agui-msgspec generate`, instead of --version"
+
+
+def _add_version_options(command: argparse.ArgumentParser) -> None:
+    choice = command.add_mutually_exclusive_group()
+    choice.add_argument("--version", default=LATEST_VERSION, choices=SUPPORTED_VERSIONS)
+    choice.add_argument("--bindings", metavar="PATH.py", help=_BINDINGS_HELP)
 
 
 def _seconds(text: str) -> float:
@@ -139,9 +159,9 @@ class _Tally:
         if self.as_json and self.timeline:
             self.out.line('{"events":[')
 
-    def show(self, events: list[msgspec.Struct]) -> None:
+    def show(self, events: list[Any]) -> None:
         for event in events:
-            self.by_type[tag_of(event)] += 1
+            self.by_type[event.type] += 1
             if self.timeline:
                 if self.as_json:
                     comma = "," if self.count else ""
@@ -160,7 +180,13 @@ class _Tally:
 
 
 def _check(
-    file: str, version: str, input_path: Path | None, out: _Output, *, as_json: bool, summary: bool
+    file: str,
+    version: str | ModuleType,
+    input_path: Path | None,
+    out: _Output,
+    *,
+    as_json: bool,
+    summary: bool,
 ) -> int:
     try:
         input = None if input_path is None else msgspec.json.decode(input_path.read_bytes())
@@ -170,6 +196,9 @@ def _check(
         return EXIT_USAGE
     except msgspec.DecodeError as exc:
         print(f"agui-msgspec: {input_path} is not JSON: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        print(f"agui-msgspec: {input_path} nests too deeply", file=sys.stderr)
         return EXIT_USAGE
     try:
         consumer = Consumer(version, input=input)
@@ -209,7 +238,8 @@ def _feed_file(
     shown and dropped before the next chunk is read; a violation ends the reading."""
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
     read = getattr(stream, "read1", stream.read)
-    head = read(READ_CHUNK)
+    # a pipe's first read may be a keep-alive blank line: read on until the format shows
+    head = body_head(iter(lambda: read(READ_CHUNK), b""))
     reader = reader_for(head, consumer)
 
     def batches() -> Iterator[list[bytes]]:
@@ -269,7 +299,7 @@ def _summary(result: Result, tally: _Tally) -> list[str]:
         + "".join(f", {status} {count}" for status, count in sorted(statuses.items()))
     )
     lines += [f"  {_describe_run(run)}" for run in result.runs[-_SUMMARY_ITEMS:]]
-    roles = Counter(tag_of(message) for message in result.messages)
+    roles = Counter(message.role for message in result.messages)
     lines.append(
         f"messages: {len(result.messages)}"
         + "".join(f", {role} {count}" for role, count in sorted(roles.items()))
@@ -289,7 +319,7 @@ def _message_line(message: Any) -> str:
     text = content if isinstance(content, str) else _content_summary(content)
     calls = getattr(message, "tool_calls", None) or []
     extra = f" +{len(calls)} tool call(s)" if calls else ""
-    return f"[{tag_of(message)}] {text[:100]!r}{extra}"
+    return f"[{message.role}] {text[:100]!r}{extra}"
 
 
 def _content_summary(content: Any) -> str:
@@ -345,7 +375,7 @@ def _run(
     url: str,
     text: str | None,
     thread: str | None,
-    version: str,
+    version: str | ModuleType,
     agent_options: dict[str, Any],
     out: _Output,
     *,
@@ -412,7 +442,7 @@ _ID_ATTRS = ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_
 
 def _live_detail(event: Any) -> str:
     """One line for an event: its type, its id, and every field it carries, values cut short."""
-    line = tag_of(event)
+    line: str = event.type
     shown = next((a for a in _ID_ATTRS if isinstance(getattr(event, a, None), str)), None)
     if shown is not None:
         line += f" {shown}={getattr(event, shown)}"
@@ -431,7 +461,7 @@ def _value_text(value: Any) -> str:
             return repr(value)
         return f"{value[:_VALUE_CHARS]!r}...(+{len(value) - _VALUE_CHARS} chars)"
     if isinstance(value, msgspec.Struct) and not value.__struct_fields__:
-        return tag_of(value)  # a bare tagged value (an outcome): its name says it all
+        return str(value.__struct_config__.tag)  # a bare tagged value (an outcome): its name
     text = msgspec.json.encode(value).decode()
     return (
         text
@@ -460,7 +490,7 @@ def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:
 def _message_lines(message: Any) -> list[str]:
     """The assembled message, its text in full: what a person reads back."""
     content = getattr(message, "content", msgspec.UNSET)
-    head = f"  [{tag_of(message)}]"
+    head = f"  [{message.role}]"
     tool_call_id = getattr(message, "tool_call_id", msgspec.UNSET)
     if isinstance(tool_call_id, str):
         head += f" result of {tool_call_id}:"

@@ -41,6 +41,7 @@ import contextlib
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -126,7 +127,7 @@ class HttpAgent:
     ``headers`` are sent with every request (authorization, say); ``Accept``,
     ``Content-Type`` and ``Accept-Encoding`` are the agent's and cannot be
     overridden. ``version`` is
-    the protocol version this client speaks and declares. ``timeout`` is in
+    the protocol version this client speaks and declares (or a bindings module). ``timeout`` is in
     seconds, for connecting and for each wait between received bytes (a run may
     stream for as long as it keeps sending); ``None`` waits forever; it applies
     to ``client`` too. ``deadline`` bounds a whole run in seconds, from the
@@ -144,7 +145,7 @@ class HttpAgent:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        version: str = LATEST_VERSION,
+        version: str | ModuleType = LATEST_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
         deadline: float | None = None,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
@@ -166,8 +167,9 @@ class HttpAgent:
             raise UsageError(f"not an http(s) URL: {url!r}")
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
-        if deadline is not None and not deadline > 0:
-            raise UsageError(f"deadline must be a positive number of seconds, not {deadline}")
+        for name, seconds in (("timeout", timeout), ("deadline", deadline)):
+            if seconds is not None and not seconds > 0:  # NaN too
+                raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
         if peer_version is not None:
             parse_peer_version(peer_version)  # likewise

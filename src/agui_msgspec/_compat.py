@@ -256,7 +256,8 @@ def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any]:
     mimeType names. Values are carried as they are, never repaired (basic/versioning): a
     malformed or missing one is enforcement's to reject, in the upgraded part."""
     mime_type = part.get("mimeType")
-    family = mime_type.partition("/")[0] if isinstance(mime_type, str) else ""
+    # media types ignore case
+    family = mime_type.partition("/")[0].strip().lower() if isinstance(mime_type, str) else ""
     upgraded: dict[str, Any] = {
         key: value for key, value in part.items() if key not in _BINARY_MEMBERS
     }  # members the binary shape never had: enforcement strips them, with a warning

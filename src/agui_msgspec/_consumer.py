@@ -388,11 +388,7 @@ def consume_body(
         chunks: Iterator[bytes] = (
             iter((bytes(body),)) if isinstance(body, (bytes, bytearray, memoryview)) else iter(body)
         )
-        head = b""
-        for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
-            head += chunk
-            if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
-                break
+        head = body_head(chunks)
         reader = reader_for(head, consumer)
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
         consumer.close(inside_event=reader.discarded_partial)
@@ -402,6 +398,17 @@ def consume_body(
         keep_events,
         run,
     )
+
+
+def body_head(chunks: Iterator[bytes]) -> bytes:
+    """The first chunks of a body, joined: enough to tell its format (one byte past a BOM and
+    whitespace, or ``_SNIFF_LIMIT`` bytes, or the whole body if it ends first)."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
+            break
+    return head
 
 
 def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:

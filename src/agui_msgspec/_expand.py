@@ -20,7 +20,6 @@ import msgspec.inspect
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import ChunkViolation
-from agui_msgspec._tags import tag_of
 
 Lane = str | None  # a subagentRunId, or None for the parent agent
 
@@ -112,8 +111,8 @@ class Expander:
         """The open chunk streams (empty: nothing to close, nothing to expand)."""
         return self._streams
 
-    def expand(self, event: Struct, index: int) -> list[Struct]:
-        event_type = tag_of(event)
+    def expand(self, event: Any, index: int) -> list[Struct]:
+        event_type = event.type
         kind = _KINDS.get(event_type)
         if kind is not None:
             return self._chunk(event, kind, index)

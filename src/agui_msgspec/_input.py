@@ -24,10 +24,10 @@ import msgspec
 
 from agui_msgspec._compat import downgrade_for_peer, translate_input
 from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
-from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._errors import MalformedEvent, UsageError
 from agui_msgspec._official import is_official, official_document
 from agui_msgspec._patch import json_kind, pointer_token
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
 
 _TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
@@ -44,20 +44,28 @@ def prepare_input(
 ) -> Any:
     """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent.
 
-    ``version`` is the protocol version the consumer speaks (or generated bindings);
-    ``peer_version`` that of a peer known to speak an older one: a peer from before
-    1.0 is not sent ``protocolVersion``, and one from before content parts (0.0.39)
-    gets message content flattened to text. ``interrupts`` are those of the run this
-    input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
+    ``version`` is the protocol version the consumer speaks (or generated bindings; a
+    module whose ``PROTOCOL_VERSION`` is not ``MAJOR.MINOR``, a draft, declares nothing,
+    with a warning); ``peer_version`` that of a peer known to speak an older one: a peer
+    from before 1.0 is not sent ``protocolVersion``, and one from before content parts
+    (0.0.39) gets message content flattened to text. ``interrupts`` are those of the run
+    this input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
     ``expiresAt`` is judged (default: the clock).
     """
     report = warn or (lambda _message: None)
     if isinstance(version, str) and _declarable(version) is None:
+        if not _era_pin(version):
+            raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
         peer_version, version = peer_version or version, LATEST_VERSION  # an era pin
     bindings = bindings_for(version)
     declared = None
     if peer_version is None or _declarable(peer_version) is not None:
         declared = _declarable(bindings.PROTOCOL_VERSION)
+        if declared is None:
+            report(
+                f"input /protocolVersion: the bindings' version {bindings.PROTOCOL_VERSION!r} "
+                "is not MAJOR.MINOR; no version is declared"
+            )
 
     def outgoing(document: dict[str, Any]) -> None:
         messages = document.get("messages")
@@ -132,8 +140,15 @@ def typed_input(
         raise _malformed(_TOO_DEEP) from None
     if not isinstance(cleaned, dict):
         raise _malformed(cleaned.reason)
-    if adjust is not None:
-        adjust(cleaned)
+    typed = _typed(cleaned, bindings, enforcer)
+    if adjust is None:
+        return typed
+    # judged as given first: an adjustment (flattening parts to text) must not hide a malformed field
+    adjust(cleaned)
+    return _typed(cleaned, bindings, enforcer)
+
+
+def _typed(cleaned: dict[str, Any], bindings: ModuleType, enforcer: Enforcer) -> Any:
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
     except RecursionError:
@@ -186,8 +201,20 @@ def _expired(expires_at: Any, now: datetime) -> bool:
 
 
 def _declarable(version: str) -> str | None:
-    """The MAJOR.MINOR this consumer declares, or None for a pre-versioning era pin."""
-    major, _, rest = version.partition(".")
-    if not major.isdigit() or int(major) < 1:
+    """The MAJOR.MINOR this consumer declares (``1`` declares ``1.0``), or None for a
+    pre-versioning era pin (``0.x``) and a version that is not a number (a draft)."""
+    key = _version_key(version)
+    if key is None or _era_pin(version):
         return None
-    return f"{major}.{rest.partition('.')[0] or '0'}"
+    major, minor = key
+    return f"{major[1]}.{minor[1] or '0'}"
+
+
+def _era_pin(version: str) -> bool:
+    """A version from before negotiation: major 0 (``0.0.39``)."""
+    key = _version_key(version)
+    return key is not None and key[0][0] == 0
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    return version_key(version if "." in version else f"{version}.0")

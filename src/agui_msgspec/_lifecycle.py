@@ -19,10 +19,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from msgspec import UNSET, Struct
+from msgspec import UNSET
 
 from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
-from agui_msgspec._tags import tag_of
 
 RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
 
@@ -171,7 +170,7 @@ _STATUS_BY_OUTCOME: dict[str, RunStatus] = {"interrupt": "interrupted", "cancell
 
 def _status_of(outcome: Any) -> RunStatus:
     """Absent, success or a stripped unknown outcome all read as completed."""
-    return "completed" if outcome is None else _STATUS_BY_OUTCOME.get(tag_of(outcome), "completed")
+    return "completed" if outcome is None else _STATUS_BY_OUTCOME.get(outcome.type, "completed")
 
 
 def _optional(value: Any) -> Any:
@@ -199,7 +198,7 @@ class Lifecycle:
         # The run's tool calls without a result yet, in the order they were made (dict: ordered set)
         self._unanswered: dict[str, None] = {}
 
-    def receive(self, event: Struct, index: int) -> str | None:
+    def receive(self, event: Any, index: int) -> str | None:
         """Check ``event`` against the rules and record its effect, or raise the rule it breaks.
 
         For an event that only continued an open item, return the attribute naming the item:
@@ -208,7 +207,7 @@ class Lifecycle:
         """
         plan = self._plans.get(type(event))
         if plan is None:
-            event_type = tag_of(event)
+            event_type = event.type
             plan = self._plans[type(event)] = (event_type, _ITEMS.get(event_type))
         event_type, item = plan
         if item is not None and item[1] is _CONTINUE and self.state is _ACTIVE:
@@ -217,7 +216,7 @@ class Lifecycle:
             opener = self._open[kind].get(getattr(event, item[2]), _NOT_OPEN)
             if opener is _NOT_OPEN:
                 self._track(event, event_type, item, index)  # raises the not-open rule
-            owner = event.subagent_run_id  # type: ignore[attr-defined]
+            owner = event.subagent_run_id
             if owner is not UNSET and owner != opener:
                 self._check_owner(kind, getattr(event, item[2]), opener, owner, event_type, index)
             return item[2]
@@ -238,7 +237,7 @@ class Lifecycle:
         elif item is not None:
             self._track(event, event_type, item, index)
         elif event_type == "TOOL_CALL_RESULT":
-            self._unanswered.pop(event.tool_call_id, None)  # type: ignore[attr-defined]
+            self._unanswered.pop(event.tool_call_id, None)
         self.state = target
         return None
 
@@ -408,7 +407,7 @@ class Lifecycle:
         message in it answers its call."""
         for message in event.messages:
             owner = _optional(getattr(message, "subagent_run_id", UNSET))
-            role = tag_of(message)
+            role = message.role
             if role == "tool":  # a tool message: the call it names is answered
                 self._unanswered.pop(message.tool_call_id, None)
             if role == "activity":

@@ -64,6 +64,9 @@ _WIRE_TYPE = {
 _ABSENT: Any = object()
 _pack_double = struct.Struct("<d").pack
 _unpack_double = struct.Struct("<d").unpack_from
+_unpack_length = struct.Struct(">I").unpack_from
+_TAILS_KEPT = 64
+"""Timestamp tails the hot path keeps: a stream needs one per 16 s of events."""
 _json_encode = msgspec.json.Encoder().encode
 
 
@@ -511,6 +514,25 @@ class _FastDecoder:
                     self.plans[name] = _Plan()
         for name, plan in self.plans.items():
             self._fill_plan(tables.messages[name], plan)
+        # The hot path: events of strings alone (text, tool-call args, reasoning deltas...),
+        # by their envelope tag: (type number, JSON name by tag byte, the event's defaults).
+        numbers = tables.enum_numbers["EventType"]
+        self.hot: dict[int, tuple[int, dict[int, str], dict[str, Any]]] = {}
+        self.tails: dict[bytes, int] = {}  # a timestamp's varint bytes after its first two
+        for arm in tables.envelope.fields:
+            spec = tables.messages[arm.ref]
+            strings = [f for f in spec.fields if f.kind != "base"]
+            if (
+                arm.tag < 0x4000
+                and arm.ref in self.plans
+                and numbers[arm.json] < 0x80
+                and all(f.kind == "string" and f.label != "repeated" for f in strings)
+                and all(f.tag < 0x80 for f in strings)
+            ):
+                names = {f.tag: f.json for f in strings}
+                plan = self.plans[arm.ref]
+                template = {"type": arm.json, **dict(plan.defaults)}
+                self.hot[arm.tag] = (numbers[arm.json], names, template)
 
     def _fill_plan(self, spec: _Message, plan: _Plan) -> None:
         defaults: list[tuple[str, Any]] = []
@@ -634,6 +656,84 @@ class _FastDecoder:
             if json_name not in out:
                 out[json_name] = [] if default == [] else default
 
+    def hot_frames(self, data: bytes, pos: int, end: int, limit: int, out: list[bytes]) -> int:
+        """Frames from ``pos`` while each is whole, within ``limit`` and a hot event in its
+        usual spelling (the arm; a base_event of type, then a timestamp of 3 to 8 varint
+        bytes, or none; then strings, lengths under 16 KiB), each appended to ``out`` as
+        JSON; returns where it stopped. Anything else, malformed bytes included, is left for
+        ``event`` to say what it is."""
+        hot, tails, unpack, append = self.hot, self.tails, _unpack_length, out.append
+        while end - pos >= 4:
+            length = unpack(data, pos)[0]
+            stop = pos + 4 + length
+            if stop > end or length > limit or not length:
+                return pos
+            at = pos + 4
+            try:
+                tag = data[at]
+                if tag >= 0x80:
+                    tag = (tag & 0x7F) | (data[at + 1] << 7)
+                    at += 1
+                arm = hot.get(tag)
+                if arm is None:
+                    return pos
+                type_number, names, template = arm
+                size = data[at + 1]
+                at += 2
+                if size >= 0x80:
+                    if data[at] >= 0x80:
+                        return pos
+                    size = (size & 0x7F) | (data[at] << 7)
+                    at += 1
+                if at + size != stop or data[at] != 0x0A or data[at + 1] >= 0x80:
+                    return pos
+                base_end = at + 2 + data[at + 1]
+                if base_end > stop:
+                    return pos
+                at += 2
+                if at < base_end and data[at] == 0x08:
+                    if data[at + 1] != type_number:
+                        return pos
+                    at += 2
+                elif type_number:
+                    return pos  # type 0 (the default) is the only one left out
+                event = template.copy()  # its defaults: a field the frame has overwrites one
+                if at < base_end:
+                    # The timestamp ends the base. Its first two varint bytes change from one
+                    # event to the next, the rest (16 s and up) rarely: those come from a cache.
+                    if data[at] != 0x10 or data[at + 1] < 0x80 or data[at + 2] < 0x80:
+                        return pos
+                    high = tails.get(tail := data[at + 3 : base_end])
+                    if high is None:
+                        high = _varint_tail(tail)
+                        if high is None:
+                            return pos
+                        if len(tails) >= _TAILS_KEPT:
+                            tails.clear()
+                        tails[tail] = high
+                    event["timestamp"] = high | (data[at + 2] & 0x7F) << 7 | data[at + 1] & 0x7F
+                    at = base_end
+                elif at != base_end:
+                    return pos
+                while at < stop:
+                    name = names.get(data[at])
+                    size = data[at + 1]
+                    at += 2
+                    if size >= 0x80:
+                        if data[at] >= 0x80:
+                            return pos
+                        size = (size & 0x7F) | (data[at] << 7)
+                        at += 1
+                    if name is None or at + size > stop:
+                        return pos
+                    event[name] = data[at : at + size].decode()  # met twice: the last wins
+                    at += size
+            except (IndexError, UnicodeDecodeError):
+                return pos
+            append(_json_encode(event))
+            pos = stop
+        return pos
+
     def event(self, frame: bytes) -> dict[str, Any] | None:
         end = len(frame)
         if end < 2 or frame[0] >= 0x80 or frame[0] & 7 != _LEN:
@@ -658,6 +758,14 @@ class _FastDecoder:
                 f"the envelope carries {arm.json} but base_event.type says {out['type']}"
             )
         return out
+
+
+def _varint_tail(tail: bytes) -> int | None:
+    """The bytes of a varint after its first two, as their part of its value; None unless
+    they end it, in 8 bytes at most (56 bits: never negative)."""
+    if not 0 < len(tail) <= 6 or tail[-1] >= 0x80 or min(tail[:-1], default=0x80) < 0x80:
+        return None
+    return sum((byte & 0x7F) << (14 + 7 * i) for i, byte in enumerate(tail))
 
 
 def _skip(data: bytes, pos: int, end: int, tag: int) -> int:
@@ -716,12 +824,21 @@ def _put_len(out: bytearray, tag: int, body: bytes | bytearray) -> None:
 
 class _Encoder:
     """An event's JSON to protobuf bytes, fields in number order as ``@ag-ui/proto`` writes
-    them: a plain (non-``optional``) scalar at its default is left out, as proto3 does."""
+    them: a plain (non-``optional``) scalar at its default is left out, as proto3 does.
+
+    ``depth`` counts nested messages and JSON values as the reader does, so nothing is
+    written that the reader would refuse for nesting past ``MAX_NESTING``."""
 
     def __init__(self, tables: WireTables) -> None:
         self.tables = tables
 
-    def value(self, value: Any) -> bytearray:
+    @staticmethod
+    def bounded(depth: int) -> None:
+        if depth > MAX_NESTING:
+            raise UsageError(f"the event nests deeper than {MAX_NESTING} levels")
+
+    def value(self, value: Any, depth: int) -> bytearray:
+        self.bounded(depth)
         out = bytearray()
         if value is None:
             out += b"\x08\x00"
@@ -734,38 +851,40 @@ class _Encoder:
         elif isinstance(value, str):
             _put_len(out, 26, value.encode())
         elif isinstance(value, Mapping):
-            _put_len(out, 42, self.struct(value))
+            _put_len(out, 42, self.struct(value, depth + 1))
         elif isinstance(value, (list, tuple)):
             body = bytearray()
             for item in value:
-                _put_len(body, 10, self.value(item))
+                _put_len(body, 10, self.value(item, depth + 1))
             _put_len(out, 50, body)
         else:
             raise UsageError(f"no JSON value for {type(value).__name__}")
         return out
 
-    def struct(self, mapping: Mapping[str, Any]) -> bytearray:
+    def struct(self, mapping: Mapping[str, Any], depth: int) -> bytearray:
+        self.bounded(depth)
         out = bytearray()
         for key, item in mapping.items():
             entry = bytearray()
             if key != "":
                 _put_len(entry, 10, key.encode())
-            _put_len(entry, 18, self.value(item))
+            _put_len(entry, 18, self.value(item, depth + 1))
             _put_len(out, 10, entry)
         return out
 
-    def field(self, out: bytearray, wire_field: _Field, value: Any) -> None:
+    def field(self, out: bytearray, wire_field: _Field, value: Any, depth: int) -> None:
+        """``value`` as ``wire_field`` of a message at ``depth``."""
         kind = wire_field.kind
         if wire_field.label == "repeated":
             for item in value:
-                self.single(out, wire_field, item)
+                self.single(out, wire_field, item, depth)
             return
         if wire_field.label == "" and kind in ("string", "int64", "bool", "enum"):
             if kind == "enum":
                 value = self.enum_number(wire_field, value)
             if not value:
                 return  # proto3: a plain scalar at its default is not written
-        self.single(out, wire_field, value)
+        self.single(out, wire_field, value, depth)
 
     def enum_number(self, wire_field: _Field, value: Any) -> int:
         numbers = self.tables.enum_numbers[wire_field.ref]
@@ -774,7 +893,7 @@ class _Encoder:
             raise UsageError(f"{value!r} has no number in {wire_field.ref}")
         return number
 
-    def single(self, out: bytearray, wire_field: _Field, value: Any) -> None:
+    def single(self, out: bytearray, wire_field: _Field, value: Any, depth: int) -> None:
         kind = wire_field.kind
         if kind == "string":
             _put_len(out, wire_field.tag, value.encode())
@@ -787,14 +906,15 @@ class _Encoder:
                 out, value if isinstance(value, int) else self.enum_number(wire_field, value)
             )
         elif kind == "value":
-            _put_len(out, wire_field.tag, self.value(value))
+            _put_len(out, wire_field.tag, self.value(value, depth + 1))
         elif kind == "struct":
             if isinstance(value, Mapping):
-                _put_len(out, wire_field.tag, self.struct(value))
+                _put_len(out, wire_field.tag, self.struct(value, depth + 1))
         else:
-            _put_len(out, wire_field.tag, self.object(wire_field.ref, value))
+            _put_len(out, wire_field.tag, self.object(wire_field.ref, value, depth + 1))
 
-    def object(self, name: str, obj: Mapping[str, Any]) -> bytearray:
+    def object(self, name: str, obj: Mapping[str, Any], depth: int) -> bytearray:
+        self.bounded(depth)
         spec = self.tables.messages[name]
         if spec.shape == "oneof":
             tag_value = obj.get(spec.tag)
@@ -802,7 +922,7 @@ class _Encoder:
             if arm is None:
                 raise UsageError(f"{name} has no wire arm for {spec.tag} {tag_value!r}")
             out = bytearray()
-            _put_len(out, arm.tag, self.object(arm.ref, obj))
+            _put_len(out, arm.tag, self.object(arm.ref, obj, depth + 1))
             return out
         for json_name, members in spec.flatten.items():
             obj = self.unfold(json_name, members, obj)
@@ -815,7 +935,7 @@ class _Encoder:
                 spec, wire_field, value, obj
             ):
                 continue
-            self.field(out, wire_field, value)
+            self.field(out, wire_field, value, depth)
         return out
 
     @staticmethod
@@ -861,10 +981,10 @@ class _Encoder:
         for wire_field in self.tables.messages["BaseEvent"].fields:
             value = obj.get(wire_field.json)
             if value is not None:  # rawEvent and metadata are never null
-                self.field(base, wire_field, value)
+                self.field(base, wire_field, value, 2)  # BaseEvent is read at depth 2
         body = bytearray()
         _put_len(body, 10, base)  # base_event is field 1 of every event message
-        body += self.object(arm.ref, obj)
+        body += self.object(arm.ref, obj, 1)
         out = bytearray()
         _put_len(out, arm.tag, body)
         return bytes(out)
@@ -884,10 +1004,9 @@ def encode_proto(
     Raises ``UsageError`` for an event the wire has no form for: an unknown type or
     union member, a value of the wrong JSON type in a known field.
     """
-    obj = event if isinstance(event, Mapping) else _to_builtins(event)
     encoder = _Encoder(wire_tables(version))
     try:
-        return encoder.event(obj)
+        return encoder.event(event if isinstance(event, Mapping) else _to_builtins(event))
     except (AttributeError, TypeError, ValueError, OverflowError) as problem:
         raise UsageError(f"the protobuf wire cannot carry this event as given: {problem}") from None
 
@@ -975,9 +1094,12 @@ class ProtobufReader:
 
     def _frames(self, data: bytes, out: list[bytes]) -> int:
         pos, end, limit = 0, len(data), self.max_event_size
-        event = self._decoder.event
+        event, hot_frames = self._decoder.event, self._decoder.hot_frames
         while end - pos >= 4:
-            length = int.from_bytes(data[pos : pos + 4], "big")
+            pos = hot_frames(data, pos, end, limit, out)
+            if end - pos < 4:
+                break
+            length = _unpack_length(data, pos)[0]
             if length > limit:
                 raise TransportError(
                     "event-too-large",

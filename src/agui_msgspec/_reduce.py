@@ -13,10 +13,9 @@ from types import ModuleType
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct
+from msgspec import UNSET
 
 from agui_msgspec._patch import PatchConflict, apply_patch
-from agui_msgspec._tags import tag_of
 
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
@@ -107,7 +106,7 @@ class Reducer:
         self._flush_all()
         return list(self._messages)
 
-    def apply(self, event: Struct, index: int) -> DeltaSink | None:
+    def apply(self, event: Any, index: int) -> DeltaSink | None:
         """Apply one verified event.
 
         For a delta that only grew a message's text or a call's arguments, return that
@@ -116,7 +115,7 @@ class Reducer:
         """
         handler = self._by_class.get(type(event), _UNSEEN)
         if handler is _UNSEEN:
-            handler = self._by_class[type(event)] = self._handlers.get(tag_of(event))
+            handler = self._by_class[type(event)] = self._handlers.get(event.type)
         return None if handler is None else handler(event, index)
 
     # --- seeding -------------------------------------------------------------------------
@@ -182,11 +181,11 @@ class Reducer:
     def _streamable(self, existing: Any, roles: Any, event: Any, index: int) -> bool:
         """Whether text may stream into ``existing``: a message of a streamed role whose
         content is text. Another message under the same id keeps its content, with a warning."""
-        if tag_of(existing) in roles and not isinstance(existing.content, list):
+        if existing.role in roles and not isinstance(existing.content, list):
             return True
         self._warn(
-            f"event {index}: {tag_of(event)} names message {existing.id!r}, a "
-            f"{tag_of(existing)} message that cannot take streamed text; its text is not kept"
+            f"event {index}: {event.type} names message {existing.id!r}, a "
+            f"{existing.role} message that cannot take streamed text; its text is not kept"
         )
         return False
 
@@ -243,14 +242,14 @@ class Reducer:
             event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
         )
         parent = self._by_id.get(parent_id)
-        if parent is not None and tag_of(parent) != "assistant":
+        if parent is not None and parent.role != "assistant":
             self._warn(
-                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {tag_of(parent)} message; "
+                f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {parent.role} message; "
                 f"the call is kept on an assistant message of its own, {event.tool_call_id!r}"
             )
             parent = self._by_id.get(event.tool_call_id)
             parent_id = event.tool_call_id
-        if parent is None or tag_of(parent) != "assistant":
+        if parent is None or parent.role != "assistant":
             parent = self._b.AssistantMessage(id=parent_id)
             parent.subagent_run_id = event.subagent_run_id
             self._add(parent)
@@ -297,7 +296,7 @@ class Reducer:
             target = self._tool_calls.get(event.entity_id)
         else:
             target = self._by_id.get(event.entity_id)
-            if target is not None and tag_of(target) == "activity":
+            if target is not None and target.role == "activity":
                 target = None
         if target is None:
             self._warn(
@@ -313,12 +312,12 @@ class Reducer:
     def _messages_snapshot(self, event: Any, index: int) -> None:
         self._flush_all()
         incoming = {message.id: _own_copy(message) for message in event.messages}
-        carried_roles = {tag_of(message) for message in event.messages}
+        carried_roles = {message.role for message in event.messages}
         kept = []
         for message in self._messages:
             if message.id in incoming:
                 kept.append(incoming.pop(message.id))
-            elif tag_of(message) in _CLIENT_ONLY_ROLES and tag_of(message) not in carried_roles:
+            elif message.role in _CLIENT_ONLY_ROLES and message.role not in carried_roles:
                 kept.append(message)
         self._messages = []
         self._by_id = {}
@@ -382,7 +381,7 @@ class Reducer:
 
     def _activity_delta(self, event: Any, index: int) -> None:
         target = self._by_id.get(event.message_id)
-        if target is None or tag_of(target) != "activity":
+        if target is None or target.role != "activity":
             self._warn(
                 f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
             )

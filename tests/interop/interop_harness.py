@@ -28,7 +28,6 @@ import pytest
 
 import agui_msgspec
 from agui_msgspec import HttpAgent, ProtocolViolation, RunFailed
-from agui_msgspec._tags import tag_of
 
 
 def require(module: str, framework: str) -> ModuleType:
@@ -115,7 +114,7 @@ async def http_turn_async(agent: HttpAgent, input: dict[str, Any]) -> Turn:
         index: int | None = None
         try:
             async for event in stream:
-                events.append(tag_of(event))
+                events.append(event.type)
                 delivered.append(event)
             await stream.result()
         except RunFailed:
@@ -195,7 +194,7 @@ def first_turn(url: str, thread: str, text: str, **extra: Any) -> tuple[Turn, Tu
 
 
 def role_of(message: Any) -> str:
-    return message["role"] if isinstance(message, dict) else tag_of(message)
+    return message["role"] if isinstance(message, dict) else message.role
 
 
 def text_of(message: Any) -> Any:

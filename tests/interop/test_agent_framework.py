@@ -24,7 +24,6 @@ from interop_harness import (
 require("agent_framework_ag_ui", "agent_framework")
 
 from agui_msgspec import HttpAgent  # noqa: E402
-from agui_msgspec._tags import tag_of  # noqa: E402
 
 FRONTEND_TOOLS = [
     {
@@ -196,7 +195,7 @@ def test_interrupt_and_resume(base: str) -> None:
     assert (second.verdict, second.status) == ("accepted", "completed")
     # The result streams under one message id (TOOL_CALL_RESULT) and MESSAGES_SNAPSHOT
     # restates it under another ("approval-response-..."): the streamed one is dropped.
-    (streamed,) = [e for e in second.delivered if tag_of(e) == "TOOL_CALL_RESULT"]
+    (streamed,) = [e for e in second.delivered if e.type == "TOOL_CALL_RESULT"]
     (result,) = [m for m in second.messages if role_of(m) == "tool"]
     if result.id == streamed.message_id:
         pytest.fail(

@@ -26,7 +26,6 @@ from interop_harness import (
 require("ag_ui_langgraph", "langgraph")
 
 from agui_msgspec import HttpAgent  # noqa: E402
-from agui_msgspec._tags import tag_of  # noqa: E402
 
 FRONTEND_TOOLS = [
     {
@@ -68,7 +67,7 @@ def test_plain_text(base: str) -> None:
 
 
 def streamed_args(turn: Turn) -> list[tuple[str, str]]:
-    return [(e.tool_call_id, e.delta) for e in turn.delivered if tag_of(e) == "TOOL_CALL_ARGS"]
+    return [(e.tool_call_id, e.delta) for e in turn.delivered if e.type == "TOOL_CALL_ARGS"]
 
 
 def test_backend_tool_drops_the_first_chunks_arguments(base: str) -> None:
@@ -88,7 +87,7 @@ def test_backend_tool_drops_the_first_chunks_arguments(base: str) -> None:
     ]
     # The result streams with messageId "call-w" (TOOL_CALL_RESULT); MESSAGES_SNAPSHOT
     # restates it under another id, so reconciling by id drops the streamed one.
-    (streamed,) = [e for e in http.delivered if tag_of(e) == "TOOL_CALL_RESULT"]
+    (streamed,) = [e for e in http.delivered if e.type == "TOOL_CALL_RESULT"]
     (result,) = [m for m in http.new_messages if role_of(m) == "tool"]
     if result.id == streamed.message_id:
         pytest.fail(
@@ -168,7 +167,7 @@ def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> N
 def test_reasoning_then_the_snapshot_blanks_the_answer(base: str) -> None:
     http, cli = first_turn(f"{base}/reasoning", "t-reason", "Think")
     assert (http.verdict, http.status) == ("accepted", "completed")
-    streamed = [e.delta for e in http.delivered if tag_of(e) == "TEXT_MESSAGE_CONTENT"]
+    streamed = [e.delta for e in http.delivered if e.type == "TEXT_MESSAGE_CONTENT"]
     assert streamed == ["Answer 1"]
     # The model's message holds a thinking block and text; MESSAGES_SNAPSHOT restates it with
     # empty content, so the answer the user watched stream is replaced by "".

@@ -27,7 +27,6 @@ from interop_harness import (
 require("ag_ui_strands", "strands")
 
 from agui_msgspec import HttpAgent  # noqa: E402
-from agui_msgspec._tags import tag_of  # noqa: E402
 
 FRONTEND_TOOLS = [
     {
@@ -130,7 +129,7 @@ def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> N
 def test_reasoning(base: str) -> None:
     http, cli = first_turn(f"{base}/reasoning", "t-reason", "Think")
     assert (http.verdict, http.status) == ("accepted", "completed")
-    streamed = [e.delta for e in http.delivered if tag_of(e) == "REASONING_MESSAGE_CONTENT"]
+    streamed = [e.delta for e in http.delivered if e.type == "REASONING_MESSAGE_CONTENT"]
     assert streamed == ["Thinking about turn 1", "..."]
     final = [(role_of(m), text_of(m)) for m in http.new_messages]
     assert final == [("reasoning", "Thinking about turn 1..."), ("assistant", "Answer 1")]

@@ -1,0 +1,62 @@
+"""``agui_msgspec.generate``: bindings for any AG-UI schema file, from the installed package.
+
+The generator itself is ``agui_msgspec._codegen`` (the repository's ``codegen/``);
+its tools come with the ``codegen`` extra, and are imported only when called.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import keyword
+import os
+from pathlib import Path
+
+from agui_msgspec._errors import UsageError
+from agui_msgspec._versions import version_key
+
+# The generator's tools: import name → distribution, for the message when one is missing.
+_TOOLS = {
+    "datamodel_code_generator": "datamodel-code-generator",
+    "jinja2": "jinja2",
+    "ruff": "ruff",
+}
+
+
+def generate(
+    schema: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    module: str | None = None,
+    protocol_version: str | None = None,
+) -> Path:
+    """Write msgspec bindings for the AG-UI schema file ``schema`` into the folder ``out``.
+
+    Returns the module's path; with ``out`` on ``sys.path`` it imports as ``module``,
+    and it is accepted wherever a ``version=`` is. ``module`` and ``protocol_version``
+    (``MAJOR.MINOR``) default to what the schema's ``$id`` names
+    (``.../spec/1.1/schema.json``: ``v1_1`` and ``1.1``); give them for a draft.
+    Raises :class:`UsageError` for a missing ``codegen`` extra, a bad name or a
+    schema the generator cannot read.
+    """
+    if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
+        raise UsageError(f"module name {module!r} is not usable: not a Python identifier")
+    if protocol_version is not None and (
+        version_key(protocol_version) is None or protocol_version.count(".") != 1
+    ):
+        raise UsageError(f"protocol version {protocol_version!r} is not MAJOR.MINOR")
+    missing = [dist for name, dist in _TOOLS.items() if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(
+            f"generating bindings needs {', '.join(missing)}: pip install 'agui-msgspec[codegen]'"
+        )
+    from agui_msgspec._codegen import CodegenError, write_module  # noqa: PLC0415
+
+    source = Path(schema)
+    try:
+        return write_module(source, Path(out), module=module, protocol_version=protocol_version)
+    except OSError as exc:
+        raise UsageError(f"cannot generate: {exc.filename}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # the JSON parser's error, or the schema's
+        raise UsageError(f"{str(source)!r} is not a readable JSON Schema: {exc}") from None
+    except CodegenError as exc:
+        raise UsageError(f"cannot generate from {str(source)!r}: {exc}") from None

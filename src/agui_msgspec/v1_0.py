@@ -1,0 +1,1 @@
+../../generated/v1_0.py

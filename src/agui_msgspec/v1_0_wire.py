@@ -1,0 +1,1 @@
+../../generated/v1_0_wire.py

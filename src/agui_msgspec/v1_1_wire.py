@@ -1,0 +1,1 @@
+../../generated/v1_1_wire.py
