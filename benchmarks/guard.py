@@ -2,12 +2,17 @@
 process with and without the guard, observing and enforcing.
 
     python benchmarks/guard.py [--events N] [--repeat R] [--per-send K]
+    python benchmarks/guard.py --one-event BYTES [--piece P]
 
 The app sends a realistic run (text deltas, a tool call, state deltas) as SSE frames,
 ``--per-send`` frames per ``http.response.body`` message (1: one event per send, what
 most frameworks do). The ASGI ``send`` the server would provide is a no-op, so the
 numbers are the guard's own cost: the time with the guard less the time without, per
 event, the median of ``--repeat`` interleaved rounds. Run by hand, not in CI.
+
+``--one-event BYTES`` times instead one ``STATE_SNAPSHOT`` of that size sent in pieces of
+``--piece`` bytes: the enforcing guard holds it until its end, and must do so in time
+linear in its size.
 """
 
 from __future__ import annotations
@@ -91,12 +96,34 @@ def seconds(app: App) -> float:
     return time.perf_counter() - start
 
 
+def one_event(size: int, piece: int) -> None:
+    snapshot = b'data: {"type":"STATE_SNAPSHOT","snapshot":"' + b"x" * size + b'"}\n\n'
+    body = [
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n',
+        *(snapshot[i : i + piece] for i in range(0, len(snapshot), piece)),
+        b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n',
+    ]
+    bare = app_sending(body, 1)
+    print(f"one {size:,}-byte event in {piece}-byte sends")
+    for name, app in {
+        "no guard": bare,
+        "guard, observing": ProducerGuard(bare),
+        "guard, enforcing": ProducerGuard(bare, end_with_run_error=True),
+    }.items():
+        print(f"{name:20} {seconds(app):8.3f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--per-send", type=int, default=1)
+    parser.add_argument("--one-event", type=int, default=0)
+    parser.add_argument("--piece", type=int, default=256)
     args = parser.parse_args()
+    if args.one_event:
+        one_event(args.one_event, args.piece)
+        return
     body = frames(args.events)
     bare = app_sending(body, args.per_send)
     variants = {

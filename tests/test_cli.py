@@ -128,7 +128,12 @@ def test_input_seeds_the_state_a_delta_patches(
 
 @pytest.mark.parametrize(
     ("content", "says"),
-    [(b"{not json", "not JSON"), (b'{"threadId": 5}', "not a RunAgentInput")],
+    [
+        (b"{not json", "not JSON"),
+        (b'{"threadId": 5}', "not a RunAgentInput"),
+        (b"[" * 100_000, "nests too deeply"),
+    ],
+    ids=["not-json", "not-input", "too-deep"],
 )
 def test_an_unusable_input_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, says: str
@@ -351,6 +356,23 @@ def test_check_reads_standard_input_in_chunks(monkeypatch: pytest.MonkeyPatch) -
         assert main(["check", "--summary", "-"]) == 0
     assert reads
     assert all(0 < size <= MiB for size in reads)
+
+
+def test_check_from_a_pipe_tells_the_format_past_a_first_blank_read(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pipe's first read may hold only a keep-alive line end: the format is told from the
+    first byte past it, as consume_body tells it, not from that read alone."""
+    json_lines = (json.dumps(START) + "\n" + json.dumps(FINISH) + "\n").encode()
+    pieces = iter([b"\n", json_lines])
+
+    class Stdin:
+        buffer = io.BytesIO()
+
+    monkeypatch.setattr(Stdin.buffer, "read1", lambda size=-1: next(pieces, b""))
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    assert main(["check", "--summary", "-"]) == 0
+    assert "ACCEPTED" in capsys.readouterr().out
 
 
 def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:

@@ -426,10 +426,12 @@ def test_the_loop_is_usable_after_a_deadline() -> None:
     assert run(scenario()) == "alive"
 
 
-@pytest.mark.parametrize("deadline", [0, -1.0])
-def test_a_deadline_must_be_positive(deadline: float) -> None:
-    with pytest.raises(UsageError):
-        HttpAgent("http://agent.test/", deadline=deadline)
+@pytest.mark.parametrize("seconds", [0, -1.0, float("nan")])
+@pytest.mark.parametrize("option", ["deadline", "timeout"])
+def test_a_deadline_and_a_timeout_must_be_positive(option: str, seconds: float) -> None:
+    # a NaN timeout used to escape as asyncio's ValueError, a negative one as a `connect` failure
+    with pytest.raises(UsageError, match=option):
+        HttpAgent("http://agent.test/", **{option: seconds})
 
 
 # --- the command line tells the failures apart ------------------------------------------------

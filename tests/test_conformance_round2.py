@@ -189,6 +189,63 @@ def test_reasoning_message_restated_by_a_snapshot_keeps_its_owner() -> None:
     rejected(result, "attribution-mismatch", 2)
 
 
+def test_snapshot_restating_an_open_message_establishes_its_owner() -> None:
+    """The snapshot, not the opener, owns an open message it restates (events/state): the
+    subagent's continuation no longer agrees with it (events/subagents), and an untagged one
+    continues what the snapshot owns."""
+    opened = [START, text("START", "a1", "s1")]
+    parents = snapshot({"id": "a1", "role": "assistant", "content": "p"})
+    result = run(*opened, parents, text("CONTENT", "a1", "s1", delta="s"), text("END", "a1"))
+    rejected(result, "attribution-mismatch", 3, "/subagentRunId")
+    assert as_dicts(result.messages)[0]["content"] == "p"
+    rejected(run(*opened, parents, text("END", "a1", "s1")), "attribution-mismatch", 3)
+    owned = accepted(
+        run(*opened, parents, text("CONTENT", "a1", delta="+"), text("END", "a1"), FINISH)
+    )
+    assert as_dicts(owned.messages)[0]["content"] == "p+"
+    handed = snapshot({"id": "a1", "role": "assistant", "content": "", "subagentRunId": "s2"})
+    rejected(
+        run(*opened, handed, text("CONTENT", "a1", "s1", delta="x")), "attribution-mismatch", 3
+    )
+    accepted(
+        run(*opened, handed, text("CONTENT", "a1", "s2", delta="x"), text("END", "a1"), FINISH)
+    )
+
+
+def test_snapshot_restating_an_open_tool_call_establishes_its_owner() -> None:
+    carrier = {
+        "id": "a1",
+        "role": "assistant",
+        "toolCalls": [
+            {"id": "tc1", "type": "function", "function": {"name": "f", "arguments": "{"}}
+        ],
+    }
+    opened = [START, tool("START", "tc1", "s1")]
+    result = run(*opened, snapshot(carrier), tool("ARGS", "tc1", "s1"))
+    rejected(result, "attribution-mismatch", 3, "/subagentRunId")
+    accepted(run(*opened, snapshot(carrier), tool("ARGS", "tc1"), tool("END", "tc1"), FINISH))
+
+
+def test_snapshot_restating_an_open_reasoning_message_establishes_its_owner() -> None:
+    def thought(kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": f"REASONING_MESSAGE_{kind}", "messageId": "th1", **fields}
+
+    opened = [START, thought("START", role="reasoning", subagentRunId="s1")]
+    restated = snapshot({"id": "th1", "role": "reasoning", "content": "", "subagentRunId": "s2"})
+    result = run(*opened, restated, thought("CONTENT", delta="x", subagentRunId="s1"))
+    rejected(result, "attribution-mismatch", 3)
+    accepted(run(*opened, restated, thought("END", subagentRunId="s2"), FINISH))
+
+
+def test_snapshot_leaves_an_open_reasoning_span_to_its_opener() -> None:
+    """A reasoning span is not a message (events/reasoning: separate namespaces), so a
+    snapshot restating a reasoning message of the same id does not own it."""
+    span = {"type": "REASONING_START", "messageId": "th1", "subagentRunId": "s1"}
+    restated = snapshot({"id": "th1", "role": "reasoning", "content": ""})
+    end = {"type": "REASONING_END", "messageId": "th1", "subagentRunId": "s1"}
+    accepted(run(START, span, restated, end, FINISH))
+
+
 # --- 9. boundary identity (basic/run-input "Identity")
 
 
@@ -409,6 +466,18 @@ def test_binary_part_in_the_outgoing_input_is_upgraded() -> None:
             },
             id="file-document",
         ),
+        pytest.param(  # media types are case-insensitive (RFC 9110 §8.3.1)
+            {"type": "binary", "mimeType": "Image/PNG", "url": "https://example.com/a.png"},
+            {
+                "type": "image",
+                "source": {
+                    "type": "url",
+                    "value": "https://example.com/a.png",
+                    "mimeType": "Image/PNG",
+                },
+            },
+            id="image-in-capitals",
+        ),
     ],
 )
 def test_binary_part_in_events_is_upgraded(
@@ -424,12 +493,74 @@ def test_binary_part_in_events_is_upgraded(
     assert any("event 1 /messages/0/content/0: upgraded" in w for w in result.warnings)
 
 
-def test_binary_part_with_nothing_to_carry_is_stripped_as_unrecognised() -> None:
-    result = accepted(
-        run(START, FINISH, input=binary_input({"type": "binary", "mimeType": "image/png"}))
+# A binary part malformed in its own era is upgraded as it is, then rejected where the upgrade
+# put the bad value (basic/versioning: "A downgrade MUST NOT repair a malformed value").
+MALFORMED_BINARY = [
+    pytest.param({"mimeType": "image/png", "data": {}}, "/source/value", id="data-not-a-string"),
+    pytest.param({"mimeType": "image/png", "url": 7}, "/source/value", id="url-not-a-string"),
+    pytest.param({"mimeType": "image/png"}, "", id="no-source"),
+    pytest.param({"url": "https://example.com/a"}, "/source/mimeType", id="no-mime-type"),
+    pytest.param({"mimeType": 5, "id": "file-1"}, "/source/mimeType", id="mime-type-not-a-string"),
+]
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_a_snapshot_is_rejected_not_stripped(
+    members: dict[str, Any], where: str
+) -> None:
+    user = {"id": "u1", "role": "user", "content": [{"type": "binary", **members}]}
+    result = run(START, snapshot(user), FINISH)
+    rejected(result, "malformed-event", 1, "/messages/0/content/0" + where)
+    assert any(
+        "event 1 /messages/0/content/0: upgraded retired binary" in w for w in result.warnings
     )
-    assert as_dicts(result.messages)[0]["content"] == [{"type": "text", "text": "Describe it."}]
-    assert any("unrecognised type 'binary'" in w for w in result.warnings)
+    assert not any("unrecognised type 'binary'" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_run_started_input_is_rejected(
+    members: dict[str, Any], where: str
+) -> None:
+    result = run({**START, "input": binary_input({"type": "binary", **members})}, FINISH)
+    rejected(result, "malformed-event", 0, "/input/messages/0/content/1" + where)
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_the_seeding_input_is_rejected(
+    members: dict[str, Any], where: str
+) -> None:
+    result = run(START, FINISH, input=binary_input({"type": "binary", **members}))
+    assert result.violation is not None, "the input was accepted"
+    assert result.violation.rule == "malformed-input"
+    assert result.violation.path == "/messages/0/content/1" + (where or "/source")
+    assert result.messages == []
+
+
+@pytest.mark.parametrize(("members", "where"), MALFORMED_BINARY)
+def test_malformed_binary_part_in_a_request_body_is_rejected(
+    members: dict[str, Any], where: str
+) -> None:
+    body = msgspec.json.encode(binary_input({"type": "binary", **members}))
+    with pytest.raises(agui.MalformedEvent) as raised:
+        agui.read_input(body)
+    assert (raised.value.rule, raised.value.path) == (
+        "malformed-input",
+        "/messages/0/content/1" + (where or "/source"),  # the input names a missing field
+    )
+
+
+def test_binary_part_in_a_request_body_is_upgraded() -> None:
+    request, warnings = agui.read_input(msgspec.json.encode(binary_input(BINARY)))
+    assert msgspec.to_builtins(request)["messages"][0]["content"][1] == UPGRADED
+    assert warnings == []
+
+
+def test_binary_part_keeps_its_unrecognised_members_for_enforcement_to_strip() -> None:
+    legacy = {**BINARY, "xVendor": 1}
+    user = {"id": "u1", "role": "user", "content": [legacy]}
+    result = accepted(run(START, snapshot(user), FINISH))
+    assert as_dicts(result.messages)[0]["content"] == [UPGRADED]
+    assert "event 1 /messages/0/content/0/xVendor: removed unrecognised property" in result.warnings
 
 
 # --- 5, 6. THINKING_* translation keeps the producer's ids and mints ids unique per run
@@ -653,6 +784,29 @@ def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
     assert request["messages"][0]["content"] == "Describe it. Please."
     assert "protocolVersion" not in request
     assert any("DROPS non-text parts" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("part", "path"),
+    [
+        ({"type": "text", "text": 5}, "/messages/0/content/0/text"),
+        (None, "/messages/0/content/0"),
+        ({"text": "no type"}, "/messages/0/content/0/type"),
+    ],
+    ids=["text-not-a-string", "null-part", "no-type"],
+)
+def test_flattening_for_an_old_peer_does_not_hide_a_malformed_part(part: Any, path: str) -> None:
+    """The input is judged as given, then flattened: a malformed part is refused for every
+    peer, not silently turned into an empty string for a 0.0.39 one."""
+    given = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": [part]}],
+    }
+    for peer in (None, "0.0.39"):
+        with pytest.raises(agui.MalformedEvent) as refused:
+            agui.prepare_input(given, peer_version=peer)
+        assert (refused.value.rule, refused.value.path) == ("malformed-input", path)
 
 
 def test_a_peer_from_before_subagents_gets_no_attribution_in_its_input() -> None:

@@ -127,6 +127,40 @@ def test_a_delta_not_repeating_the_one_before_is_checked(second: Event, rule: st
     assert outcome(events) == every_stage_on_every_event(events)
 
 
+@pytest.mark.parametrize("restated_owner", [None, "sa1"])
+def test_a_snapshot_between_repeats_ends_the_shortcut(restated_owner: Any) -> None:
+    """A snapshot restating the open message establishes its owner (events/state): the next
+    delta is checked against that owner, not waved through as a repeat of the one before."""
+    tagged = {} if restated_owner is None else {"subagentRunId": restated_owner}
+    restated = {"id": "m", "role": "assistant", "content": "p", **tagged}
+    events = [
+        START,
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "helper"},
+        {
+            "type": "TEXT_MESSAGE_START",
+            "messageId": "m",
+            "role": "assistant",
+            "subagentRunId": "sa1",
+        },
+        content("m", "a", subagentRunId="sa1"),
+        content("m", "b", subagentRunId="sa1"),
+        {"type": "MESSAGES_SNAPSHOT", "messages": [restated]},
+        content("m", "c", subagentRunId="sa1"),
+        content("m", "d", subagentRunId="sa1"),
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa1"},
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    if restated_owner is None:
+        assert result.violation is not None
+        assert (result.violation.rule, result.violation.index) == ("attribution-mismatch", 6)
+    else:
+        assert result.outcome == "completed", result.violation
+        assert msgspec.to_builtins(result.messages)[0]["content"] == "pcd"
+    assert outcome(events) == every_stage_on_every_event(events)
+
+
 @pytest.mark.parametrize("last_owner", [None, "sa1", "sa2"])
 def test_repeated_arguments_of_a_call_inheriting_its_messages_owner(last_owner: Any) -> None:
     """An untagged call takes its message's owner: repeats tagged with it pass, another fails."""
@@ -227,6 +261,23 @@ def inner_events(draw: st.DrawFn) -> Event:
                 {
                     "type": "MESSAGES_SNAPSHOT",
                     "messages": [{"id": item, "role": "user", "content": "u"}],
+                },
+                {  # re-owns the open message and tool call of that id (events/state)
+                    "type": "MESSAGES_SNAPSHOT",
+                    "messages": [
+                        {
+                            "id": item,
+                            "role": "assistant",
+                            "toolCalls": [
+                                {
+                                    "id": item,
+                                    "type": "function",
+                                    "function": {"name": "f", "arguments": "{"},
+                                }
+                            ],
+                            **owner,
+                        }
+                    ],
                 },
                 {"type": "SUBAGENT_STARTED", "subagentRunId": "sa1", "name": "helper"},
                 {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa1"},

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, ProtocolViolation
+from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, ProtocolViolation, UsageError
 
 pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
@@ -417,3 +417,10 @@ def test_an_oversized_event_is_reported_once_and_passed_on() -> None:
     app = ProducerGuard(raw_app(body, 1000), on_violation=reports.append, max_event_size=1000)
     assert body_of(drive(app, "/")) == body
     assert [(r.violation.rule, r.violation.index) for r in reports] == [("event-too-large", 1)]
+
+
+@pytest.mark.parametrize("options", [{"version": "9.9"}, {"max_event_size": 0}])
+def test_a_bad_option_is_refused_when_the_guard_is_built(options: dict[str, Any]) -> None:
+    """Not by every response it would then break."""
+    with pytest.raises(UsageError):
+        ProducerGuard(raw_app(b"", 1), **options)

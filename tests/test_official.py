@@ -216,6 +216,35 @@ def test_a_value_the_schema_rejects_is_malformed() -> None:
     assert str(refused.value).startswith("[malformed-event] StateSnapshotEvent at /timestamp")
 
 
+def deep_lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+@pytest.mark.parametrize(
+    ("struct", "rule", "path"),
+    [
+        (v1_1.RunStartedEvent(thread_id=5, run_id="r"), "malformed-event", "/threadId"),  # type: ignore[arg-type]
+        (v1_1.TextMessageStartEvent(message_id="m", role="narrator"), "malformed-event", "/role"),  # type: ignore[arg-type]
+        (v1_1.StateSnapshotEvent(snapshot=object()), "invalid-json", ""),
+        (v1_1.StateSnapshotEvent(snapshot=deep_lists(100_000)), "too-deep", ""),
+    ],
+    ids=["wrong-type", "unknown-role", "not-json", "too-deep"],
+)
+def test_to_official_refuses_a_struct_its_schema_rejects(
+    struct: msgspec.Struct, rule: str, path: str
+) -> None:
+    """A Struct is not validated when built: to_official judges it as from_official judges a
+    model, rather than letting pydantic's ValidationError or a RecursionError out."""
+    with pytest.raises(agui.MalformedEvent) as refused:
+        agui.to_official(struct)
+    assert (refused.value.rule, refused.value.path) == (rule, path)
+
+
 def test_a_model_without_counterpart_is_a_usage_error() -> None:
     from pydantic import BaseModel  # noqa: PLC0415
 

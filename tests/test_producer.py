@@ -231,6 +231,43 @@ def test_writer_refuses_a_field_its_version_would_strip() -> None:
     assert "/encryptedValueType" in raised.value.detail
 
 
+def deep_lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+@pytest.mark.parametrize("as_struct", [True, False], ids=["struct", "dict"])
+def test_an_event_too_deep_to_encode_is_too_deep_not_a_recursion_error(as_struct: bool) -> None:
+    snapshot = deep_lists(100_000)
+    event = (
+        v1_1.StateSnapshotEvent(snapshot=snapshot)
+        if as_struct
+        else {"type": "STATE_SNAPSHOT", "snapshot": snapshot}
+    )
+    writer = StrictWriter()
+    writer.check(START)
+    with pytest.raises(ProtocolViolation) as raised:
+        writer.check(event)
+    assert (raised.value.rule, raised.value.index) == ("too-deep", 1)
+    assert writer.stream_state == "active"  # a RUN_ERROR may still end the stream
+
+
+def test_a_protobuf_writer_refuses_what_the_wire_cannot_carry_before_the_state_moves() -> None:
+    """A RUN_ERROR whose rawEvent nests past the protobuf reader's bound would leave a frame
+    no reader accepts; refused as malformed-frame, it leaves the run active, so another
+    RUN_ERROR can still end the stream."""
+    writer = StrictWriter(framing="protobuf")
+    writer.check(START)
+    with pytest.raises(ProtocolViolation) as raised:
+        writer.check({"type": "RUN_ERROR", "message": "m", "rawEvent": deep_lists(300)})
+    assert (raised.value.rule, raised.value.index) == ("malformed-frame", 1)
+    assert writer.stream_state == "active"
+
+
 def test_a_writer_that_raised_refuses_everything_after() -> None:
     writer = StrictWriter()
     writer.check(START)

@@ -21,6 +21,7 @@ from agui_msgspec import (
     ProtocolViolation,
     TransportError,
     UsageError,
+    _proto,
     consume_body,
     encode_proto,
     proto_frame,
@@ -50,21 +51,6 @@ def sse_of(events: list[dict[str, Any]]) -> bytes:
 
 def frame_of(message: bytes) -> bytes:
     return len(message).to_bytes(4, "big") + message
-
-
-def without_empty_lists(value: Any, like: Any) -> Any:
-    """``value`` with the empty lists ``like`` does not have: the binary wire cannot tell
-    an empty list from an absent one (@ag-ui/proto decodes RunAgentInput's as [])."""
-    if isinstance(value, dict):
-        like = like if isinstance(like, dict) else {}
-        return {
-            k: without_empty_lists(v, like.get(k))
-            for k, v in value.items()
-            if not (v == [] and k not in like)
-        }
-    if isinstance(value, list) and isinstance(like, list) and len(like) == len(value):
-        return [without_empty_lists(v, w) for v, w in zip(value, like, strict=True)]
-    return value
 
 
 # --------------------------------------------------------------------------- the corpus
@@ -107,6 +93,60 @@ def test_the_frame_is_the_big_endian_length_then_the_message() -> None:
 def test_an_event_type_the_wire_lacks_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="FUTURE_EVENT"):
         encode_proto({"type": "FUTURE_EVENT"})
+    with pytest.raises(UsageError, match="object"):
+        encode_proto(object())  # type: ignore[arg-type]
+
+
+def nested_lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+def nested_objects(depth: int) -> dict[str, Any]:
+    outer: dict[str, Any] = {}
+    inner = outer
+    for _ in range(depth - 1):
+        inner["k"] = {}
+        inner = inner["k"]
+    return outer
+
+
+@pytest.mark.parametrize(
+    "event_of",
+    [
+        lambda value: {"type": "STATE_SNAPSHOT", "snapshot": value},
+        lambda value: {"type": "CUSTOM", "name": "n", "value": value},
+        lambda value: {"type": "RAW", "event": {"a": value}, "rawEvent": value},
+        lambda value: {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {"id": "m", "role": "activity", "activityType": "a", "content": {"a": value}}
+            ],
+        },
+    ],
+    ids=["snapshot", "custom", "raw", "activity-message"],
+)
+@pytest.mark.parametrize("nested", [nested_lists, nested_objects])
+def test_what_encode_proto_writes_the_reader_reads_however_deep(event_of: Any, nested: Any) -> None:
+    """The encoder refuses, as a UsageError, what the reader would refuse for nesting, and
+    never overflows the stack; up to that bound the frame decodes."""
+    written = 0
+    refusals: list[str] = []
+    for depth in [*range(1, 260, 3), 600, 5000]:
+        try:
+            message = encode_proto(event_of(nested(depth)))
+        except UsageError as refused:
+            refusals.append(str(refused))
+            continue
+        written = depth
+        assert decode_frame(message) is not None  # a malformed-frame TransportError if not
+    assert 90 < written < 260  # an object level is two on the wire (Value, Struct)
+    assert refusals
+    assert all("nests deeper" in refusal for refusal in refusals)
 
 
 # --------------------------------------------------------------------------- the reader
@@ -294,7 +334,9 @@ def test_nesting_past_the_bound_is_malformed_not_a_crash() -> None:
     deep: Any = "leaf"
     for _ in range(400):
         deep = [deep]
-    frame = proto_frame({"type": "STATE_SNAPSHOT", "snapshot": deep})
+    with pytest.MonkeyPatch.context() as patch:  # another encoder's frame: ours refuses it
+        patch.setattr(_proto, "MAX_NESTING", 1000)
+        frame = proto_frame({"type": "STATE_SNAPSHOT", "snapshot": deep})
     result = consume_body(frame)
     assert result.violation is not None
     assert result.violation.rule == "malformed-frame"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
 from typing import Any
 
-import msgspec
 import pytest
 
 from agui_msgspec import (
@@ -20,9 +20,9 @@ from agui_msgspec import (
     SSE_MEDIA_TYPE,
     EventStream,
     UsageError,
-    _server,
     consume_body,
     negotiate_media_type,
+    proto_frame,
     v1_0,
     v1_1,
 )
@@ -47,13 +47,6 @@ def types_in(body: bytes) -> list[str]:
 # --- negotiation -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def protobuf_framer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A framer for the protobuf binding, as its module will register one."""
-    monkeypatch.setitem(_server.FRAMERS, PROTOBUF_MEDIA_TYPE, lambda _event, data: b"P" + data)
-
-
-@pytest.mark.usefixtures("protobuf_framer")
 @pytest.mark.parametrize(
     ("accept", "expected"),
     [
@@ -89,17 +82,52 @@ def test_negotiation(accept: str | None, expected: str) -> None:
     assert negotiate_media_type(accept) == expected
 
 
-def test_without_a_protobuf_framer_every_client_gets_sse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(_server.FRAMERS, PROTOBUF_MEDIA_TYPE)
-    assert negotiate_media_type("application/vnd.ag-ui.event+proto") == SSE_MEDIA_TYPE
-    assert EventStream([], "application/vnd.ag-ui.event+proto").media_type == SSE_MEDIA_TYPE
+def test_bindings_without_a_protobuf_wire_answer_every_client_with_sse() -> None:
+    wireless = ModuleType("agui_draft")  # bindings generated from a schema with no wire schema
+    wireless.__dict__.update(vars(v1_1))
+    wireless.PROTOCOL_VERSION = "0.9"
+    stream = EventStream([START, FINISH], "application/vnd.ag-ui.event+proto", version=wireless)
+    assert stream.media_type == stream.headers["Content-Type"] == SSE_MEDIA_TYPE
+    assert types_in(body_of(stream)) == ["RUN_STARTED", "RUN_FINISHED"]
 
 
-@pytest.mark.usefixtures("protobuf_framer")
-def test_the_negotiated_framer_frames_the_body() -> None:
+def test_the_negotiated_binding_frames_the_body() -> None:
     stream = EventStream([START, FINISH], "application/vnd.ag-ui.event+proto")
     assert stream.media_type == stream.headers["Content-Type"] == PROTOBUF_MEDIA_TYPE
-    assert body_of(stream) == b"P" + msgspec.json.encode(START) + b"P" + msgspec.json.encode(FINISH)
+    assert body_of(stream) == proto_frame(START) + proto_frame(FINISH)
+
+
+def nested_lists(depth: int) -> list[Any]:
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+@pytest.mark.parametrize(
+    ("depth", "accept", "rule"),
+    [
+        (300, PROTOBUF_MEDIA_TYPE, "malformed-frame"),
+        (100_000, PROTOBUF_MEDIA_TYPE, "too-deep"),
+        (100_000, SSE_MEDIA_TYPE, "too-deep"),
+    ],
+)
+def test_an_event_too_deep_for_the_wire_ends_the_stream_with_run_error(
+    depth: int, accept: str, rule: str
+) -> None:
+    """A snapshot too deep to encode (too-deep), or that nests past the protobuf reader's
+    bound (malformed-frame: the reader's verdict on such a frame), is refused before it
+    leaves: the client gets a failed run, not a frame it cannot read, and no RecursionError
+    escapes the body."""
+    deep = v1_1.StateSnapshotEvent(snapshot=nested_lists(depth))
+    stream = EventStream([START, deep, FINISH], accept)
+    result = consume_body(body_of(stream))
+    assert result.violation is None
+    assert [run.status for run in result.runs] == ["failed"]
+    assert stream.violation is not None
+    assert (stream.violation.rule, stream.violation.index) == (rule, 1)
 
 
 def test_headers() -> None:

@@ -27,7 +27,7 @@ import msgspec
 
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
 from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Consumer, Result, reader_for
+from agui_msgspec._consumer import Consumer, Result, body_head, reader_for
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
 from agui_msgspec._generate import generate
 from agui_msgspec._lifecycle import Run
@@ -197,6 +197,9 @@ def _check(
     except msgspec.DecodeError as exc:
         print(f"agui-msgspec: {input_path} is not JSON: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RecursionError:
+        print(f"agui-msgspec: {input_path} nests too deeply", file=sys.stderr)
+        return EXIT_USAGE
     try:
         consumer = Consumer(version, input=input)
     except MalformedEvent as exc:
@@ -235,7 +238,8 @@ def _feed_file(
     shown and dropped before the next chunk is read; a violation ends the reading."""
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
     read = getattr(stream, "read1", stream.read)
-    head = read(READ_CHUNK)
+    # a pipe's first read may be a keep-alive blank line: read on until the format shows
+    head = body_head(iter(lambda: read(READ_CHUNK), b""))
     reader = reader_for(head, consumer)
 
     def batches() -> Iterator[list[bytes]]:

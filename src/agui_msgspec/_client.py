@@ -167,8 +167,9 @@ class HttpAgent:
             raise UsageError(f"not an http(s) URL: {url!r}")
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
-        if deadline is not None and not deadline > 0:
-            raise UsageError(f"deadline must be a positive number of seconds, not {deadline}")
+        for name, seconds in (("timeout", timeout), ("deadline", deadline)):
+            if seconds is not None and not seconds > 0:  # NaN too
+                raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
         if peer_version is not None:
             parse_peer_version(peer_version)  # likewise

@@ -67,6 +67,7 @@ document of any other type passes untouched."""
 _MEDIA_PARTS = ("image", "audio", "video", "document")
 # a retired binary part's member → the source it becomes, in order of preference
 _BINARY_SOURCES = (("url", "url"), ("data", "data"), ("id", "file"))
+_BINARY_MEMBERS = frozenset({"type", "mimeType", "url", "data", "id", "filename"})
 _SUBAGENT_EVENTS = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
 _SUBAGENTS_SINCE = (0, 0, 58)  # the first version after the 0.0.57 era
 _PARTS_SINCE = (0, 0, 40)  # the first version after the 0.0.39 era
@@ -243,34 +244,30 @@ def _translate_parts(
         if part.get("type") in _MEDIA_PARTS:
             _read_nulls(part, ("metadata",), origin, f"{path}/{position}", warn)
         elif part.get("type") == "binary":
-            upgraded = _upgraded_binary(part)
-            if upgraded is not None:  # else enforcement strips it as unrecognised
-                content[position] = upgraded
-                kind = upgraded["type"]
-                (announce or warn)(
-                    f"{origin} {path}/{position}: upgraded retired binary part to {kind!r}"
-                )
+            content[position] = upgraded = _upgraded_binary(part)
+            kind = upgraded["type"]
+            (announce or warn)(
+                f"{origin} {path}/{position}: upgraded retired binary part to {kind!r}"
+            )
 
 
-def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any] | None:
-    """A ``{type: "binary", mimeType, url | data | id, filename?}`` part as the media part
-    its mimeType names; None when it has no source to carry over."""
+def _upgraded_binary(part: dict[str, Any]) -> dict[str, Any]:
+    """A ``{type: "binary", mimeType, url | data | id, filename?}`` part as the media part its
+    mimeType names. Values are carried as they are, never repaired (basic/versioning): a
+    malformed or missing one is enforcement's to reject, in the upgraded part."""
     mime_type = part.get("mimeType")
-    if not isinstance(mime_type, str):
-        return None
-    found = next(
-        ((kind, part[key]) for key, kind in _BINARY_SOURCES if isinstance(part.get(key), str)),
-        None,
-    )
-    if found is None:
-        return None
-    source_type, value = found
-    family = mime_type.partition("/")[0]
+    # media types ignore case
+    family = mime_type.partition("/")[0].strip().lower() if isinstance(mime_type, str) else ""
     upgraded: dict[str, Any] = {
-        "type": family if family in ("image", "audio", "video") else "document",
-        "source": {"type": source_type, "value": value, "mimeType": mime_type},
-    }
-    if isinstance(part.get("filename"), str):
+        key: value for key, value in part.items() if key not in _BINARY_MEMBERS
+    }  # members the binary shape never had: enforcement strips them, with a warning
+    upgraded["type"] = family if family in ("image", "audio", "video") else "document"
+    found = next(((key, kind) for key, kind in _BINARY_SOURCES if key in part), None)
+    if found is not None:  # else the part has no source: malformed then and now
+        key, source_type = found
+        # the binary shape required mimeType: an absent one goes on as null, to be rejected
+        upgraded["source"] = {"type": source_type, "value": part[key], "mimeType": mime_type}
+    if "filename" in part:
         upgraded["metadata"] = {"filename": part["filename"]}
     return upgraded
 

@@ -416,11 +416,7 @@ def consume_body(
         chunks: Iterator[bytes] = (
             _slices(body) if isinstance(body, (bytes, bytearray, memoryview)) else iter(body)
         )
-        head = b""
-        for chunk in chunks:  # enough of the body to tell its format: one byte past whitespace
-            head += chunk
-            if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
-                break
+        head = body_head(chunks)
         reader = reader_for(head, consumer)
         consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
         consumer.close(inside_event=reader.discarded_partial)
@@ -448,6 +444,17 @@ def _slices(body: bytes | bytearray | memoryview) -> Iterator[bytes]:
     whole = body if isinstance(body, bytes) else bytes(body)
     for start in range(0, len(whole), _BODY_SLICE):
         yield whole[start : start + _BODY_SLICE]
+
+
+def body_head(chunks: Iterator[bytes]) -> bytes:
+    """The first chunks of a body, joined: enough to tell its format (one byte past a BOM and
+    whitespace, or ``_SNIFF_LIMIT`` bytes, or the whole body if it ends first)."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
+            break
+    return head
 
 
 def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:

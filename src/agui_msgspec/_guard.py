@@ -39,7 +39,7 @@ from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._lifecycle import StreamState
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
-from agui_msgspec._versions import LATEST_VERSION
+from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -86,6 +86,9 @@ class ProducerGuard:
         version: str | ModuleType = LATEST_VERSION,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
+        # refused here, not by the first response: a bad option must not break every request
+        bindings_for(version)
+        SSEReader(max_event_size)
         self.app = app
         self.on_violation = on_violation
         self.end_with_run_error = end_with_run_error
@@ -136,7 +139,9 @@ class _GuardedResponse:
         self._send = send
         self._consumer: Consumer | None = None  # None: this response is not verified
         self._reader = SSEReader(guard.max_event_size)
-        self._held = b""  # enforcing: the bytes of the event not yet complete
+        # enforcing: the bytes of the event not yet complete, grown in place (an event sent in
+        # many small pieces is not copied again with each piece)
+        self._held = bytearray()
         self._sent_cr = False  # enforcing: the bytes sent so far end in CR
         self._ended = False
         self._rejected = False  # a response is rejected once: later bytes are not verified
@@ -200,7 +205,8 @@ class _GuardedResponse:
         consumer = self._consumer
         assert consumer is not None
         fed = len(self._held)  # the reader has every byte held; only ``body`` is new to it
-        buffer = self._held + body
+        self._held += body
+        buffer = self._held
         released = 0
         # Feed the reader up to one blank line at a time, so a verdict maps to its event and
         # everything before that event can go out; a blank line takes at most 4 bytes.
@@ -211,7 +217,7 @@ class _GuardedResponse:
             fed = released = end
         if fed < len(buffer) and not await self._verify(buffer, fed, len(buffer), released):
             return  # the event still arriving is already too large
-        self._held = buffer[released:]
+        verified = bytes(buffer[:released])
         if released or not more:
             try:
                 if not more:
@@ -219,13 +225,14 @@ class _GuardedResponse:
                     consumer.close(inside_event=self._reader.discarded_partial)
             except ProtocolViolation as violation:
                 self._reject(violation, [], consumer._index)
-                await self._end_with_run_error(buffer[:released], violation)
+                await self._end_with_run_error(verified, violation)
                 return
-            out = buffer if not more else buffer[:released]
+            out = verified if more else bytes(buffer)
+            del self._held[:released]
             self._sent_cr = out.endswith(b"\r")
             await self._send({"type": "http.response.body", "body": out, "more_body": more})
 
-    async def _verify(self, buffer: bytes, start: int, end: int, released: int) -> bool:
+    async def _verify(self, buffer: bytearray, start: int, end: int, released: int) -> bool:
         """Feed ``buffer[start:end]``; on a violation, send the verified ``buffer[:released]``
         and a RUN_ERROR, and end the stream."""
         consumer = self._consumer
@@ -233,11 +240,11 @@ class _GuardedResponse:
         first = consumer._index
         payloads: list[bytes] = []
         try:
-            payloads = self._reader.feed(buffer[start:end])
+            payloads = self._reader.feed(bytes(buffer[start:end]))
             consumer._feed_many(payloads, None)
         except ProtocolViolation as violation:
             self._reject(violation, payloads, first)
-            await self._end_with_run_error(buffer[:released], violation)
+            await self._end_with_run_error(bytes(buffer[:released]), violation)
             return False
         return True
 

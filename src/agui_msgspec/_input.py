@@ -140,8 +140,15 @@ def typed_input(
         raise _malformed(_TOO_DEEP) from None
     if not isinstance(cleaned, dict):
         raise _malformed(cleaned.reason)
-    if adjust is not None:
-        adjust(cleaned)
+    typed = _typed(cleaned, bindings, enforcer)
+    if adjust is None:
+        return typed
+    # judged as given first: an adjustment (flattening parts to text) must not hide a malformed field
+    adjust(cleaned)
+    return _typed(cleaned, bindings, enforcer)
+
+
+def _typed(cleaned: dict[str, Any], bindings: ModuleType, enforcer: Enforcer) -> Any:
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
     except RecursionError:

@@ -402,9 +402,9 @@ class Lifecycle:
 
     def _restate(self, event: Any) -> None:
         """A MESSAGES_SNAPSHOT establishes the owner of each message it restates, and of the
-        tool calls they carry (events/state); what is open keeps its opener's owner. A tool
+        tool calls they carry (events/state), open or not: a continuation then agrees with
+        the snapshot, not the opener. Reasoning spans are no messages, and keep theirs. A tool
         message in it answers its call."""
-        closed = self._closed_owner
         for message in event.messages:
             owner = _optional(getattr(message, "subagent_run_id", UNSET))
             role = message.role
@@ -413,12 +413,14 @@ class Lifecycle:
             if role == "activity":
                 self._activity_owner[message.id] = owner
                 continue
-            kind = THOUGHT if role == "reasoning" else TEXT
-            if message.id not in self._open[kind]:
-                closed[kind][message.id] = owner
+            self._establish(THOUGHT if role == "reasoning" else TEXT, message.id, owner)
             for call in _optional(getattr(message, "tool_calls", UNSET)) or ():
-                if call.id not in self._open[TOOL]:
-                    closed[TOOL][call.id] = owner
+                self._establish(TOOL, call.id, owner)
+
+    def _establish(self, kind: Kind, key: Any, owner: str | None) -> None:
+        """``owner`` owns the item from now on: the open one, else the next to reopen it."""
+        owners = self._open[kind] if key in self._open[kind] else self._closed_owner[kind]
+        owners[key] = owner
 
     def _track_activity(self, event: Any, event_type: str, index: int) -> None:
         """A delta continues the activity its snapshot opened: a tag must agree with that owner."""

@@ -149,12 +149,33 @@ def to_official(struct: msgspec.Struct) -> Any:
     ``UNSET`` becomes ``None``; a field with a schema default (``TextMessageStartEvent.role``,
     ``ActivitySnapshotEvent.replace``) is written with its value, which the official model
     would otherwise leave ``None`` ("absent means the default").
+
+    A Struct is not validated when it is built, so it is here: a value its schema rejects
+    raises ``MalformedEvent`` (``malformed-event`` with its path, ``invalid-json`` for a
+    value JSON has no form for, ``too-deep``), as :func:`from_official` does.
     """
     target = _OFFICIAL.get(type(struct))
     if target is None:
         target = _OFFICIAL[type(struct)] = _official_counterpart(type(struct))
     model, defaults = target
-    document = msgspec.to_builtins(struct)
+    subject = type(struct).__name__
+    try:
+        document = msgspec.to_builtins(struct)
+        msgspec.convert(document, type(struct))
+    except msgspec.ValidationError as exc:
+        failure = str(exc)
+        raise MalformedEvent(
+            "malformed-event",
+            failure.partition(" - at `")[0],
+            path=pointer_from_msgspec(failure),
+            subject=subject,
+        ) from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise MalformedEvent(
+            "invalid-json", f"the value is not JSON-encodable: {exc}", subject=subject
+        ) from None
+    except RecursionError:
+        raise MalformedEvent("too-deep", "the value nests too deeply", subject=subject) from None
     for wire, default in defaults:
         document.setdefault(wire, default)
     return model.model_validate(document)

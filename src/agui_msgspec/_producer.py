@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from agui_msgspec._consumer import _too_deep
 from agui_msgspec._enforce import Enforcer, OfficialModel, encode_document
-from agui_msgspec._errors import ProtocolViolation, UsageError
+from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._expand import Expander
 from agui_msgspec._lifecycle import Lifecycle
 from agui_msgspec._proto import proto_frame, wire_tables
@@ -87,17 +88,10 @@ class StrictWriter:
         protobuf frame), or the violation sending it would be.
 
         ``event`` is a Struct, a wire-named dict or an official ``ag-ui-protocol`` model.
+        An event nested deeper than the interpreter can encode is ``too-deep``; with protobuf
+        framing, one the wire cannot carry (nested past what a reader decodes) is refused as
+        the reader would refuse its frame: ``malformed-frame``.
         """
-        typed, data = self._check(event)
-        if self._wire is not None:
-            return proto_frame(typed, self._wire)
-        return b"data: " + data + b"\n\n"
-
-    def _check(
-        self, event: msgspec.Struct | Mapping[str, Any] | OfficialModel
-    ) -> tuple[msgspec.Struct, bytes]:
-        """``check`` for another framing: the event as the consumer will decode it (a
-        Struct of the pinned version) and its compact JSON, or the violation."""
         if self._violation is not None:
             raise self._violation
         index = self._index
@@ -116,12 +110,24 @@ class StrictWriter:
                     index=index,
                 )
             assert decoded is not None  # the enforcer drops an event only with a warning
+            frame = self._frame(decoded, data, index)
             for expanded in self._expander.expand(decoded, index):
                 self._lifecycle.receive(expanded, index)
         except ProtocolViolation as violation:
             self._violation = violation
             raise
-        return decoded, data
+        except RecursionError:
+            self._violation = _too_deep(index)
+            raise self._violation from None
+        return frame
+
+    def _frame(self, event: msgspec.Struct, data: bytes, index: int) -> bytes:
+        if self._wire is None:
+            return b"data: " + data + b"\n\n"
+        try:
+            return proto_frame(event, self._wire)
+        except UsageError as problem:
+            raise TransportError("malformed-frame", str(problem), index=index) from None
 
     @property
     def stream_state(self) -> Literal["idle", "active", "closed", "failed"]:

@@ -824,12 +824,21 @@ def _put_len(out: bytearray, tag: int, body: bytes | bytearray) -> None:
 
 class _Encoder:
     """An event's JSON to protobuf bytes, fields in number order as ``@ag-ui/proto`` writes
-    them: a plain (non-``optional``) scalar at its default is left out, as proto3 does."""
+    them: a plain (non-``optional``) scalar at its default is left out, as proto3 does.
+
+    ``depth`` counts nested messages and JSON values as the reader does, so nothing is
+    written that the reader would refuse for nesting past ``MAX_NESTING``."""
 
     def __init__(self, tables: WireTables) -> None:
         self.tables = tables
 
-    def value(self, value: Any) -> bytearray:
+    @staticmethod
+    def bounded(depth: int) -> None:
+        if depth > MAX_NESTING:
+            raise UsageError(f"the event nests deeper than {MAX_NESTING} levels")
+
+    def value(self, value: Any, depth: int) -> bytearray:
+        self.bounded(depth)
         out = bytearray()
         if value is None:
             out += b"\x08\x00"
@@ -842,38 +851,40 @@ class _Encoder:
         elif isinstance(value, str):
             _put_len(out, 26, value.encode())
         elif isinstance(value, Mapping):
-            _put_len(out, 42, self.struct(value))
+            _put_len(out, 42, self.struct(value, depth + 1))
         elif isinstance(value, (list, tuple)):
             body = bytearray()
             for item in value:
-                _put_len(body, 10, self.value(item))
+                _put_len(body, 10, self.value(item, depth + 1))
             _put_len(out, 50, body)
         else:
             raise UsageError(f"no JSON value for {type(value).__name__}")
         return out
 
-    def struct(self, mapping: Mapping[str, Any]) -> bytearray:
+    def struct(self, mapping: Mapping[str, Any], depth: int) -> bytearray:
+        self.bounded(depth)
         out = bytearray()
         for key, item in mapping.items():
             entry = bytearray()
             if key != "":
                 _put_len(entry, 10, key.encode())
-            _put_len(entry, 18, self.value(item))
+            _put_len(entry, 18, self.value(item, depth + 1))
             _put_len(out, 10, entry)
         return out
 
-    def field(self, out: bytearray, wire_field: _Field, value: Any) -> None:
+    def field(self, out: bytearray, wire_field: _Field, value: Any, depth: int) -> None:
+        """``value`` as ``wire_field`` of a message at ``depth``."""
         kind = wire_field.kind
         if wire_field.label == "repeated":
             for item in value:
-                self.single(out, wire_field, item)
+                self.single(out, wire_field, item, depth)
             return
         if wire_field.label == "" and kind in ("string", "int64", "bool", "enum"):
             if kind == "enum":
                 value = self.enum_number(wire_field, value)
             if not value:
                 return  # proto3: a plain scalar at its default is not written
-        self.single(out, wire_field, value)
+        self.single(out, wire_field, value, depth)
 
     def enum_number(self, wire_field: _Field, value: Any) -> int:
         numbers = self.tables.enum_numbers[wire_field.ref]
@@ -882,7 +893,7 @@ class _Encoder:
             raise UsageError(f"{value!r} has no number in {wire_field.ref}")
         return number
 
-    def single(self, out: bytearray, wire_field: _Field, value: Any) -> None:
+    def single(self, out: bytearray, wire_field: _Field, value: Any, depth: int) -> None:
         kind = wire_field.kind
         if kind == "string":
             _put_len(out, wire_field.tag, value.encode())
@@ -895,14 +906,15 @@ class _Encoder:
                 out, value if isinstance(value, int) else self.enum_number(wire_field, value)
             )
         elif kind == "value":
-            _put_len(out, wire_field.tag, self.value(value))
+            _put_len(out, wire_field.tag, self.value(value, depth + 1))
         elif kind == "struct":
             if isinstance(value, Mapping):
-                _put_len(out, wire_field.tag, self.struct(value))
+                _put_len(out, wire_field.tag, self.struct(value, depth + 1))
         else:
-            _put_len(out, wire_field.tag, self.object(wire_field.ref, value))
+            _put_len(out, wire_field.tag, self.object(wire_field.ref, value, depth + 1))
 
-    def object(self, name: str, obj: Mapping[str, Any]) -> bytearray:
+    def object(self, name: str, obj: Mapping[str, Any], depth: int) -> bytearray:
+        self.bounded(depth)
         spec = self.tables.messages[name]
         if spec.shape == "oneof":
             tag_value = obj.get(spec.tag)
@@ -910,7 +922,7 @@ class _Encoder:
             if arm is None:
                 raise UsageError(f"{name} has no wire arm for {spec.tag} {tag_value!r}")
             out = bytearray()
-            _put_len(out, arm.tag, self.object(arm.ref, obj))
+            _put_len(out, arm.tag, self.object(arm.ref, obj, depth + 1))
             return out
         for json_name, members in spec.flatten.items():
             obj = self.unfold(json_name, members, obj)
@@ -923,7 +935,7 @@ class _Encoder:
                 spec, wire_field, value, obj
             ):
                 continue
-            self.field(out, wire_field, value)
+            self.field(out, wire_field, value, depth)
         return out
 
     @staticmethod
@@ -969,10 +981,10 @@ class _Encoder:
         for wire_field in self.tables.messages["BaseEvent"].fields:
             value = obj.get(wire_field.json)
             if value is not None:  # rawEvent and metadata are never null
-                self.field(base, wire_field, value)
+                self.field(base, wire_field, value, 2)  # BaseEvent is read at depth 2
         body = bytearray()
         _put_len(body, 10, base)  # base_event is field 1 of every event message
-        body += self.object(arm.ref, obj)
+        body += self.object(arm.ref, obj, 1)
         out = bytearray()
         _put_len(out, arm.tag, body)
         return bytes(out)
@@ -992,10 +1004,9 @@ def encode_proto(
     Raises ``UsageError`` for an event the wire has no form for: an unknown type or
     union member, a value of the wrong JSON type in a known field.
     """
-    obj = event if isinstance(event, Mapping) else _to_builtins(event)
     encoder = _Encoder(wire_tables(version))
     try:
-        return encoder.event(obj)
+        return encoder.event(event if isinstance(event, Mapping) else _to_builtins(event))
     except (AttributeError, TypeError, ValueError, OverflowError) as problem:
         raise UsageError(f"the protobuf wire cannot carry this event as given: {problem}") from None
 

@@ -2,7 +2,7 @@
 
 ``negotiate_media_type`` applies the bindings' rules (spec: basic/transports/http-sse
 and http-protobuf): the protobuf binding when the ``Accept`` header admits its media
-type with a positive quality and a framer for it is registered here, SSE otherwise.
+type with a positive quality, SSE otherwise.
 
 ``EventStream`` turns the agent's events into body bytes, each checked by a
 :class:`StrictWriter` first. A stream the writer refuses does not break off: it ends
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -30,21 +30,6 @@ from agui_msgspec._versions import LATEST_VERSION, bindings_for
 SSE_MEDIA_TYPE = "text/event-stream"
 
 ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel
-Framer = Callable[[msgspec.Struct, bytes], bytes]
-"""One event's bytes on the wire, from the event (as the consumer will decode it) and its
-compact JSON."""
-
-
-def _sse(_event: msgspec.Struct, data: bytes) -> bytes:
-    return b"data: " + data + b"\n\n"
-
-
-def _protobuf(event: msgspec.Struct, _data: bytes) -> bytes:
-    return proto_frame(event)
-
-
-FRAMERS: dict[str, Framer] = {SSE_MEDIA_TYPE: _sse, PROTOBUF_MEDIA_TYPE: _protobuf}
-"""Response media type → framer. A binding this table lacks is never negotiated."""
 
 logger = logging.getLogger("agui_msgspec")
 
@@ -54,11 +39,11 @@ _QVALUE = re.compile(r"(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\Z")  # RFC 9110 §1
 def negotiate_media_type(accept: str | None) -> str:
     """The response media type for a request's ``Accept`` header: ``PROTOBUF_MEDIA_TYPE``
     when the header admits it with a positive quality (by name or by a wildcard, relative
-    qualities not consulted) and it can be framed, else ``SSE_MEDIA_TYPE``.
+    qualities not consulted), else ``SSE_MEDIA_TYPE``.
 
     No header, or an empty one, answers SSE: the default binding.
     """
-    if accept and PROTOBUF_MEDIA_TYPE in FRAMERS and _admits(accept, PROTOBUF_MEDIA_TYPE):
+    if accept and _admits(accept, PROTOBUF_MEDIA_TYPE):
         return PROTOBUF_MEDIA_TYPE
     return SSE_MEDIA_TYPE
 
@@ -125,6 +110,15 @@ class EventStream:
         version: str | ModuleType = LATEST_VERSION,
     ) -> None:
         self.media_type = negotiate_media_type(accept)
+        self._bindings = bindings_for(version)
+        try:
+            self._writer = StrictWriter(
+                self._bindings,
+                framing="protobuf" if self.media_type == PROTOBUF_MEDIA_TYPE else "sse",
+            )
+        except UsageError:  # bindings without a protobuf wire schema: the default binding
+            self.media_type = SSE_MEDIA_TYPE
+            self._writer = StrictWriter(self._bindings)
         self.headers = {
             "Content-Type": self.media_type,
             "Cache-Control": "no-cache",  # every response is a new run
@@ -135,9 +129,6 @@ class EventStream:
         self.exception: Exception | None = None
         """What ``events`` raised, if it did."""
         self._events = events
-        self._bindings = bindings_for(version)
-        self._writer = StrictWriter(version)
-        self._frame = FRAMERS[self.media_type]
         self._started = False
 
     def __aiter__(self) -> AsyncIterator[bytes]:
@@ -224,12 +215,11 @@ class EventStream:
     def _send(self, event: ProducedEvent) -> tuple[bytes, bool]:
         """The frame for ``event`` and True, or the stream's last bytes and False."""
         try:
-            typed, data = self._writer._check(event)
+            return self._writer.check(event), True
         except ProtocolViolation as violation:
             self.violation = violation
             logger.warning("AG-UI event refused; ending the stream with RUN_ERROR: %s", violation)
             return self._run_error(str(violation), violation.rule), False
-        return self._frame(typed, data), True
 
     def _finish(self) -> bytes:
         try:
@@ -249,4 +239,6 @@ class EventStream:
         if self._writer.stream_state == "failed":
             return b""
         error = self._bindings.RunErrorEvent(message=message, code=code)
-        return self._frame(error, msgspec.json.encode(error))
+        if self.media_type == PROTOBUF_MEDIA_TYPE:
+            return proto_frame(error, self._bindings)
+        return b"data: " + msgspec.json.encode(error) + b"\n\n"

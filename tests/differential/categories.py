@@ -267,6 +267,23 @@ def binary_part_stripped(d: Disagreement) -> bool:
     return bool(ids) and _without_media(d.ours.messages, ids) == _without_media(d.ref.messages, ids)
 
 
+def malformed_binary_stripped(d: Disagreement) -> bool:
+    """A binary part malformed in its own era (no string mimeType, no source): the client
+    leaves it un-upgraded and strips it as unrecognised; ours upgrades it and rejects the
+    malformed value."""
+    event = d.event(_ours_first(d))
+    if d.ours.detail != "malformed-event" or not isinstance(event, dict):
+        return False
+    for warning in d.ref.warnings:
+        if warning.startswith("[ag-ui][enforce] Removed unrecognised material at '"):
+            pointer = warning.split("'")[1]
+            steps: list[Any] = [int(s) if s.isdigit() else s for s in pointer.split("/")[1:]]
+            part = _at(event, steps)
+            if isinstance(part, dict) and part.get("type") == "binary":
+                return True
+    return False
+
+
 def _own_id_thinking(d: Disagreement, upto: int | None) -> bool:
     return any(
         isinstance(e, dict)
@@ -675,10 +692,17 @@ CATEGORIES: list[Category] = [
         ),
         explains=ALL,
         test=binary_upgrade_rejected,
-        expected_fix=(
-            "conf: issue 13 item 4 residual (a binary part with malformed data is stripped, "
-            "not rejected)"
+    ),
+    Category(
+        name="malformed-binary-part-stripped",
+        favours=FAVOURS_US,
+        page="basic/versioning, basic/processing",
+        sentence=(
+            "A downgrade MUST NOT repair a malformed value on the way past. (basic/processing: "
+            "the consumer MUST fail the run rather than repair, coerce or ignore the value.)"
         ),
+        explains=ALL,
+        test=malformed_binary_stripped,
     ),
     Category(
         name="thinking-start-own-message-id",
@@ -833,10 +857,6 @@ CATEGORIES: list[Category] = [
         ),
         explains=ALL,
         test=snapshot_ownership,
-        expected_fix=(
-            "conf: issue 13 item 2 residual (a snapshot restating an open message does not "
-            "re-own it)"
-        ),
     ),
     Category(
         name="activity-snapshot-overwrites-message",
