@@ -44,7 +44,7 @@ import time
 import traceback
 import types
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -56,7 +56,6 @@ from hypothesis import strategies as st
 
 from agui_msgspec import (
     Consumer,
-    ProtobufReader,
     ProtocolViolation,
     UsageError,
     consume,
@@ -64,6 +63,7 @@ from agui_msgspec import (
     proto_frame,
     v1_1,
 )
+from agui_msgspec._consumer import protobuf_reader
 from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -285,13 +285,11 @@ def _dictionary_file(folder: Path) -> Path:
 # --- the target ----------------------------------------------------------------------------
 
 
-def _reader(
-    body: bytes, max_event_size: int | None, on_warning: Callable[[str], None]
-) -> PayloadReader:
+def _reader(body: bytes, max_event_size: int | None, consumer: Consumer) -> PayloadReader:
     """The reader consume_body picks for ``body``."""
     size = {} if max_event_size is None else {"max_event_size": max_event_size}
     if body[:1] == b"\x00":  # a protobuf frame's length
-        return ProtobufReader(**size, on_warning=on_warning)
+        return protobuf_reader(consumer, **size)
     return SSEReader(**size) if sniff_format(body) == "sse" else JSONLinesReader(**size)
 
 
@@ -307,7 +305,7 @@ def pipeline(
     Raises whatever the pipeline raises that is not a ProtocolViolation: that is a crash.
     """
     consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
-    reader = _reader(body, max_event_size, consumer._warn)
+    reader = _reader(body, max_event_size, consumer)
     events: list[object] = []
     violation: ProtocolViolation | None = None
     try:

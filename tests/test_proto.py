@@ -4,6 +4,7 @@ pipeline (AG-UI basic/transports/http-protobuf)."""
 from __future__ import annotations
 
 import json
+import random
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -284,6 +285,63 @@ def test_an_event_type_this_build_does_not_know_is_dropped_with_a_warning() -> N
     assert msgspec.to_builtins(result.events) == msgspec.to_builtins(
         consume_body(sse_of(RUN)).events
     )
+
+
+FUTURE_EVENT = frame_of(b"\xa2\x06\x04\x0a\x02\x08\x63")  # arm 100: a later protocol's event
+CHUNKING_BODIES = sorted((DATA / "chunking").glob("*.bin"))  # the fuzzer's reproducers
+
+
+def chunkings(body: bytes, seed: int) -> list[list[bytes]]:
+    """The body whole, byte by byte, and in a few random splits."""
+    rng = random.Random(seed)
+    splits = [[body], [body[i : i + 1] for i in range(len(body))]]
+    for _ in range(8):
+        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, min(12, len(body) - 1))))
+        splits.append([body[a:b] for a, b in pairwise([0, *cuts, len(body)])])
+    return splits
+
+
+def warned_in_order(chunks: list[bytes]) -> list[str]:
+    return consume_body(iter(chunks)).warnings
+
+
+def test_a_dropped_frame_is_warned_about_where_it_falls_however_the_body_is_chunked() -> None:
+    newer = {**RUN[0], "protocolVersion": "1.9"}  # the consumer warns about this event
+    body = proto_frame(newer) + FUTURE_EVENT + body_of(RUN[1:])
+    for chunks in chunkings(body, 1):
+        warnings = warned_in_order(chunks)
+        assert len(warnings) == 2
+        assert "'1.9'" in warnings[0]
+        assert warnings[1].startswith("dropped a protobuf frame before event 1")
+
+
+def test_on_warning_before_names_the_payload_the_dropped_frame_comes_before() -> None:
+    seen: list[tuple[int, str]] = []
+    reader = ProtobufReader(on_warning_before=lambda index, message: seen.append((index, message)))
+    assert len(reader.feed(body_of(RUN[:2]) + FUTURE_EVENT + body_of(RUN[2:3]))) == 3
+    assert [index for index, _ in seen] == [2]
+    assert reader.warnings == [message for _, message in seen]
+
+
+def test_a_frame_past_the_rejected_event_is_not_warned_about_however_chunked() -> None:
+    orphan = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "nobody", "delta": "x"}
+    body = body_of([RUN[0], orphan]) + FUTURE_EVENT + body_of(RUN[1:])
+    for chunks in chunkings(body, 2):
+        result = consume_body(iter(chunks))
+        assert result.violation is not None
+        assert result.violation.index == 1
+        assert not [w for w in result.warnings if "protobuf frame" in w]
+
+
+@pytest.mark.parametrize("path", CHUNKING_BODIES, ids=[p.name for p in CHUNKING_BODIES])
+def test_a_fuzzed_body_gives_one_verdict_and_warnings_however_chunked(path: Path) -> None:
+    body = path.read_bytes()
+    whole = consume_body(body)
+    assert any("protobuf frame" in w for w in whole.warnings) or whole.violation is not None
+    expected = (summary(whole), msgspec.json.encode(whole.events))
+    for chunks in chunkings(body, len(body)):
+        result = consume_body(iter(chunks))
+        assert (summary(result), msgspec.json.encode(result.events)) == expected
 
 
 def test_an_unknown_arm_that_is_not_a_message_is_malformed() -> None:

@@ -47,11 +47,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from agui_msgspec._compat import parse_peer_version
-from agui_msgspec._consumer import Consumer
+from agui_msgspec._consumer import Consumer, protobuf_reader
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run
-from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, PayloadReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
@@ -355,11 +355,7 @@ class RunStream:
             )
             if response.is_success and media_type.lower() in (_EVENT_STREAM, PROTOBUF_MEDIA_TYPE):
                 if media_type.lower() == PROTOBUF_MEDIA_TYPE:
-                    self._reader = ProtobufReader(
-                        agent.max_event_size,
-                        self._consumer.bindings,
-                        on_warning=self._consumer._warn,
-                    )
+                    self._reader = protobuf_reader(self._consumer, agent.max_event_size)
                 if coding is not None:
                     self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return

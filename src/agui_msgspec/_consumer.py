@@ -29,6 +29,7 @@ from agui_msgspec._patch import StateBounds
 from agui_msgspec._proto import ProtobufReader
 from agui_msgspec._reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._transports import (
+    DEFAULT_MAX_EVENT_SIZE,
     JSONLinesReader,
     PayloadReader,
     SSEReader,
@@ -117,6 +118,8 @@ class Consumer:
             self.bindings, self._warn, seed, StateBounds(max_state_size, max_state_depth)
         )
         self._index = 0
+        # A reader's warnings about the body before payloads not yet taken, by that index.
+        self._reader_warnings: list[tuple[int, str]] = []
         self._violation: ProtocolViolation | None = None
         self._repeat = _NO_REPEAT
 
@@ -167,6 +170,34 @@ class Consumer:
         return delivered
 
     def _feed_many(
+        self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
+    ) -> None:
+        """``_feed_payloads``, with a reader's warnings said between the payloads they come
+        between, as a body read byte by byte would have them."""
+        if self._reader_warnings:
+            pending = payloads if isinstance(payloads, Sequence) else list(payloads)
+            taken = 0
+            while self._reader_warnings and taken < len(pending):
+                ahead = max(0, self._reader_warnings[0][0] - self._index)
+                self._feed_payloads(pending[taken : taken + ahead], delivered)
+                taken += ahead
+                self._say_reader_warnings()
+            payloads = pending[taken:]
+        self._feed_payloads(payloads, delivered)
+        if self._reader_warnings:
+            self._say_reader_warnings()
+
+    def _warn_before(self, index: int, message: str) -> None:
+        """A reader's warning about the body before payload ``index``: said once the
+        payloads before it are taken (never, if one of them is rejected)."""
+        self._reader_warnings.append((index, message))
+        self._say_reader_warnings()
+
+    def _say_reader_warnings(self) -> None:
+        while self._reader_warnings and self._reader_warnings[0][0] <= self._index:
+            self._warn(self._reader_warnings.pop(0)[1])
+
+    def _feed_payloads(
         self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
     ) -> None:
         """Every stage, event by event; appends each event as it passes, so what passed
@@ -457,12 +488,25 @@ def body_head(chunks: Iterator[bytes]) -> bytes:
     return head
 
 
+def protobuf_reader(
+    consumer: Consumer, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
+) -> ProtobufReader:
+    """A protobuf reader for ``consumer``: its warnings join the consumer's where a body
+    read byte by byte would say them, whatever the chunking."""
+    start = consumer._index
+    return ProtobufReader(
+        max_event_size,
+        consumer.bindings,
+        on_warning_before=lambda index, message: consumer._warn_before(start + index, message),
+    )
+
+
 def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:
     """The reader for a body that starts with ``head``: protobuf frames if its first byte is
     NUL (a frame length's high byte; a text body never starts with NUL), JSON lines if it
     starts with ``{``, else SSE. A protobuf reader's warnings join the consumer's."""
     if head[:1] == b"\x00":
-        return ProtobufReader(version=consumer.bindings, on_warning=consumer._warn)
+        return protobuf_reader(consumer)
     return SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
 
 

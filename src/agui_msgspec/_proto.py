@@ -1034,10 +1034,12 @@ class ProtobufReader:
     that do not decode raise ``TransportError(rule="malformed-frame")``; payloads completed
     earlier in the same chunk are returned first, and the error is raised by the next
     ``feed`` or ``close``. A frame carrying only an event type this build does not know is
-    dropped, and ``on_warning`` (and :attr:`warnings`) says so; it takes no event index
-    (``index`` counts the payloads handed on, as the consumer does). ``close()`` never returns
-    a payload; :attr:`discarded_partial` is then True if the body ended inside a frame,
-    which the consumer reports as truncation.
+    dropped, and ``on_warning`` (and :attr:`warnings`) says so, as the frame is decoded.
+    ``on_warning_before`` gets the same warning with the index of the payload it comes
+    before (counted from this reader's first): a consumer says it once it has taken the
+    payloads before that one, so a body gives the same warnings in the same order however
+    it is chunked. ``close()`` never returns a payload; :attr:`discarded_partial` is then
+    True if the body ended inside a frame, which the consumer reports as truncation.
     """
 
     def __init__(
@@ -1045,6 +1047,8 @@ class ProtobufReader:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         version: str | ModuleType = LATEST_VERSION,
         on_warning: Callable[[str], None] | None = None,
+        *,
+        on_warning_before: Callable[[int, str], None] | None = None,
     ) -> None:
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
@@ -1052,6 +1056,8 @@ class ProtobufReader:
         self.discarded_partial = False
         self.warnings: list[str] = []
         self._on_warning = on_warning
+        self._on_warning_before = on_warning_before
+        self._position = 0  # the index of the payload the frame being decoded would be
         tables = wire_tables(version)
         self._decoder = _FastDecoder(tables, _Decoder(tables, self._warn))
         # Bytes after the last whole frame, in pieces; _need is what the next step waits for.
@@ -1066,6 +1072,8 @@ class ProtobufReader:
         self.warnings.append(message)
         if self._on_warning is not None:
             self._on_warning(message)
+        if self._on_warning_before is not None:
+            self._on_warning_before(self._position, message)
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """Take the next bytes of the body; return the payloads they complete, in order."""
@@ -1109,6 +1117,7 @@ class ProtobufReader:
             if end - pos - 4 < length:
                 self._need = 4 + length
                 return pos
+            self._position = self._emitted + len(out)
             try:
                 decoded = event(data[pos + 4 : pos + 4 + length])
             except _Malformed as problem:
@@ -1123,7 +1132,7 @@ class ProtobufReader:
                 ) from None
             if decoded is None:
                 self._warn(
-                    f"dropped a protobuf frame before event {self._emitted + len(out)}: its "
+                    f"dropped a protobuf frame before event {self._position}: its "
                     "event type is one this build does not know (no Event arm it was built with)"
                 )
             else:
