@@ -28,7 +28,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from test_proto import summary, without_empty_lists
+from node.parity import without_empty_lists
+from test_proto import summary
 
 from agui_msgspec import JSONLinesReader, SSEReader, UsageError, consume_body, encode_proto
 from agui_msgspec._proto import decode_frame
