@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -119,7 +120,7 @@ class Consumer:
         )
         self._index = 0
         # A reader's warnings about the body before payloads not yet taken, by that index.
-        self._reader_warnings: list[tuple[int, str]] = []
+        self._reader_warnings: deque[tuple[int, str]] = deque()
         self._violation: ProtocolViolation | None = None
         self._repeat = _NO_REPEAT
 
@@ -195,7 +196,7 @@ class Consumer:
 
     def _say_reader_warnings(self) -> None:
         while self._reader_warnings and self._reader_warnings[0][0] <= self._index:
-            self._warn(self._reader_warnings.pop(0)[1])
+            self._warn(self._reader_warnings.popleft()[1])
 
     def _feed_payloads(
         self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
