@@ -525,6 +525,44 @@ def test_metadata_is_merged_key_by_key() -> None:
     assert merged == {**big, "x": 1, "y": 2}
 
 
+def test_reading_the_messages_costs_what_changed_not_the_conversation() -> None:
+    """A live UI reads ``Consumer.messages`` after every event: with 20,000 messages, a read
+    after nothing, after a new message or after a delta allocates nothing like the list."""
+    consumer = Consumer()
+    consumer.feed_many([START, *activities(20_000)])
+    consumer.messages  # noqa: B018
+    start = event(type="TEXT_MESSAGE_START", messageId="m", role="assistant")
+    delta = event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="hello")
+    for payload in (None, start, delta, delta):
+        if payload is not None:
+            consumer.feed(payload)
+        messages, peak = peak_bytes(lambda: consumer.messages)
+        assert peak < 4 * 1024, (payload, peak)
+    assert len(messages) == 20_001
+    assert messages[-1].content == "hellohello"
+
+
+def test_the_messages_read_are_live_and_read_only() -> None:
+    consumer = Consumer()
+    consumer.feed_many([START, *activities(2)])
+    messages = consumer.messages
+    with pytest.raises(TypeError):
+        messages.append(messages[0])  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        del messages[0]  # type: ignore[attr-defined]
+    kept = list(messages)
+    replace = event(
+        type="ACTIVITY_SNAPSHOT", messageId="a0", activityType="p", content={"n": 9}, replace=True
+    )
+    consumer.feed_many([*activities(3)[2:], replace])
+    assert [m.content for m in consumer.messages] == [{"n": 9}, {"n": 1}, {"n": 2}]
+    assert consumer.messages is messages  # the same list, following the stream
+    assert [m.content for m in kept] == [{"n": 0}, {"n": 1}]
+    assert msgspec.json.decode(msgspec.json.encode(messages))[0]["content"] == {"n": 9}
+    assert consumer.result([]).messages == list(messages)
+    assert type(consumer.result([]).messages) is list
+
+
 def test_a_delta_never_changes_the_input_or_a_delivered_snapshot() -> None:
     seed = {"threadId": "t", "runId": "r", "messages": [], "state": {"n": [1]}}
     delta = [{"op": "add", "path": "/n/-", "value": 2}]

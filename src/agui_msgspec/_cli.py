@@ -422,7 +422,7 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as
         violation=violation,
         warnings=stream.warnings,
         runs=stream.runs,
-        messages=stream.messages,
+        messages=list(stream.messages),
         state=stream.state,
     )
     if as_json:

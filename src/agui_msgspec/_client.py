@@ -39,7 +39,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -268,8 +276,9 @@ class RunStream:
         return self._consumer.warnings
 
     @property
-    def messages(self) -> list[Any]:
-        """The conversation so far: the input's messages and what the stream assembled."""
+    def messages(self) -> Sequence[Any]:
+        """The conversation so far: the input's messages and what the stream assembled (live
+        and read-only, as ``Consumer.messages``)."""
         return self._consumer.messages
 
     @property
@@ -312,7 +321,7 @@ class RunStream:
             raise self._failure
         if not self._ended:  # iteration was stopped from outside (cancelled): no verdict
             raise UsageError("the stream was stopped before it ended, so it has no result")
-        messages = self.messages
+        messages = list(self.messages)
         result = RunResult(
             runs=self.runs,
             messages=messages,

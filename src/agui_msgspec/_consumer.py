@@ -129,8 +129,9 @@ class Consumer:
         return self._lifecycle.runs
 
     @property
-    def messages(self) -> list[Any]:
-        """The messages after the reducer, as message Structs."""
+    def messages(self) -> Sequence[Any]:
+        """The messages after the reducer, as message Structs: the same read-only list at
+        every read, brought up to date by the read (``list(consumer.messages)`` keeps one)."""
         return self._reducer.messages
 
     @property
@@ -355,7 +356,7 @@ class Consumer:
             events=delivered,
             warnings=self.warnings,
             runs=self.runs,
-            messages=self.messages,
+            messages=list(self.messages),
             state=self.state,
         )
 

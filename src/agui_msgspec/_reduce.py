@@ -8,7 +8,7 @@ delta for a missing activity) is tolerated with a warning, as the spec says.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -92,6 +92,19 @@ class _Parts(list[str]):
         return len(self) == 1
 
 
+class _MessageList(list[Any]):
+    """``Consumer.messages``: the reducer's own list, live and read-only to the application,
+    so a read costs O(1) however long the conversation (``list(...)`` keeps a moment)."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("Consumer.messages is read-only: copy it with list() to change it")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+
+
 def _store_content(message: Any, text: str) -> None:
     message.content = text
 
@@ -141,6 +154,10 @@ class Reducer:
         # The messages in order, by a serial number of their own: a replacement keeps its
         # place and a removal costs O(1), so no event walks the whole list.
         self._messages: dict[int, Any] = {}
+        # What ``messages`` returns: appended to as messages are added; rebuilt at the next
+        # read (one C-level copy) after a replacement or a removal.
+        self._view = _MessageList()
+        self._view_stale = False
         self._serial = 0
         self._serials: dict[str, list[int]] = {}  # id → its messages' serials (one, nearly always)
         self._by_role: dict[str, dict[int, None]] = {}  # role → its messages' serials
@@ -180,9 +197,12 @@ class Reducer:
         }
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> Sequence[Any]:
         self._flush_all()
-        return list(self._messages.values())
+        if self._view_stale:
+            list.__setitem__(self._view, slice(None), self._messages.values())
+            self._view_stale = False
+        return self._view
 
     def apply(self, event: Any, index: int) -> DeltaSink | None:
         """Apply one verified event.
@@ -210,6 +230,8 @@ class Reducer:
         """Keep ``message``; the reducer writes into it, so it must be the reducer's own."""
         serial = self._serial = self._serial + 1
         self._messages[serial] = message
+        if not self._view_stale:
+            list.append(self._view, message)
         self._serials.setdefault(message.id, []).append(serial)
         self._by_role.setdefault(message.role, {})[serial] = None
         self._by_id[message.id] = message
@@ -234,6 +256,7 @@ class Reducer:
         """Put ``new`` in the place of the message ``serial``, which has the same id."""
         old = self._messages[serial]
         self._messages[serial] = new
+        self._view_stale = True
         if old.role != new.role:
             del self._by_role[old.role][serial]
             self._by_role.setdefault(new.role, {})[serial] = None
@@ -245,6 +268,7 @@ class Reducer:
 
     def _remove_at(self, serial: int) -> None:
         message = self._messages.pop(serial)
+        self._view_stale = True
         del self._by_role[message.role][serial]
         self._forget_id(message.id, serial)
         self._unindex_calls(message)
