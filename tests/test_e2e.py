@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -27,7 +24,6 @@ pytest.importorskip("ag_ui.encoder", reason=REASON)
 pytest.importorskip("starlette", reason=REASON)
 pytest.importorskip("uvicorn", reason=REASON)
 
-import uvicorn  # noqa: E402
 from ag_ui.core import (  # noqa: E402
     BaseEvent,
     Interrupt,
@@ -57,6 +53,7 @@ from starlette.routing import Route  # noqa: E402
 from agui_msgspec import v1_1  # noqa: E402
 from agui_msgspec._cli import main  # noqa: E402
 from agui_msgspec._client import HttpAgent, RunFailed  # noqa: E402
+from serving import serve  # noqa: E402
 
 received: list[RunAgentInput] = []
 
@@ -131,23 +128,8 @@ async def agent_endpoint(request: Request) -> Response:
 def producer() -> Iterator[str]:
     """The base URL of the SDK-built agent, served by uvicorn on a free loopback port."""
     app = Starlette(routes=[Route("/agent/{scenario}", agent_endpoint, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the uvicorn test server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/agent"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
+    with serve(app) as url:
+        yield f"{url}/agent"
 
 
 def user_input(text: str) -> dict[str, Any]:

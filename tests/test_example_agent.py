@@ -7,11 +7,8 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,9 +22,9 @@ pytest.importorskip("uvicorn", reason=REASON)
 pytest.importorskip("httpx", reason=REASON)
 
 import httpx  # noqa: E402
-import uvicorn  # noqa: E402
 
 from agui_msgspec import PROTOBUF_MEDIA_TYPE, HttpAgent, RunFailed, consume_body, v1_1  # noqa: E402
+from serving import serve  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "starlette_agent.py"
 
@@ -44,24 +41,8 @@ def load_example() -> ModuleType:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """The example app on a free loopback port, served from a background thread."""
-    app = load_example().app
-    served = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    thread = threading.Thread(target=served.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not served.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the uvicorn test server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        served.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
+    with serve(load_example().app) as url:
+        yield url
 
 
 def user_input(text: str) -> dict[str, Any]:

@@ -12,9 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -23,12 +20,13 @@ import pytest
 from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, ProtocolViolation, UsageError
 
 pytest.importorskip("starlette")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 
 from starlette.applications import Starlette  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, StreamingResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
+from serving import serve  # noqa: E402
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -320,23 +318,8 @@ def test_enforcing_refuses_an_event_that_grows_past_the_bound() -> None:
 @pytest.fixture
 def served() -> Iterator[tuple[str, list[GuardReport]]]:
     reports: list[GuardReport] = []
-    app = ProducerGuard(APP, on_violation=reports.append)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the uvicorn test server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", reports
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
+    with serve(ProducerGuard(APP, on_violation=reports.append)) as url:
+        yield url, reports
 
 
 def test_behind_uvicorn_the_client_and_the_guard_agree(
