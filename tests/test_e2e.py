@@ -45,6 +45,7 @@ from ag_ui.core import (  # noqa: E402
 from ag_ui.core.version import PROTOCOL_VERSION  # noqa: E402
 from ag_ui.encoder import EventEncoder  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
+from serving import serve  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, Response, StreamingResponse  # noqa: E402
@@ -53,7 +54,6 @@ from starlette.routing import Route  # noqa: E402
 from agui_msgspec import v1_1  # noqa: E402
 from agui_msgspec._cli import main  # noqa: E402
 from agui_msgspec._client import HttpAgent, RunFailed  # noqa: E402
-from serving import serve  # noqa: E402
 
 received: list[RunAgentInput] = []
 

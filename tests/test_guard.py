@@ -22,11 +22,11 @@ from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, ProtocolViolatio
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from starlette.applications import Starlette  # noqa: E402
-from starlette.requests import Request  # noqa: E402
-from starlette.responses import JSONResponse, StreamingResponse  # noqa: E402
-from starlette.routing import Route  # noqa: E402
-from serving import serve  # noqa: E402
+from serving import serve
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
