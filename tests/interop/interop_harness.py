@@ -61,6 +61,31 @@ def serve(app: Any) -> Iterator[str]:
         sock.close()
 
 
+def app_fixture(app_module: str) -> Any:
+    """A test module's ``base`` fixture: ``app_module.app()`` served once for the module's tests.
+
+    Assign it as ``base = app_fixture("<framework>_app")``; the app module is imported only when
+    a test asks for ``base``, after the module's ``require`` has checked the framework.
+    """
+
+    @pytest.fixture(scope="module", name="base")
+    def base() -> Iterator[str]:
+        with serve(importlib.import_module(app_module).app()) as url:
+            yield url
+
+    return base
+
+
+FRONTEND_TOOLS = [
+    {
+        "name": "confirm",
+        "description": "Ask the user to confirm",
+        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+    }
+]
+"""The tool the client offers in the frontend-tool scenario (each app's script calls it)."""
+
+
 @dataclass
 class Turn:
     """One run as a user met it: the verdict, the run's status, what it assembled."""
@@ -193,6 +218,16 @@ def first_turn(url: str, thread: str, text: str, **extra: Any) -> tuple[Turn, Tu
     return over_http, from_cli
 
 
+def no_pending_ids(turn: Turn, producer: str) -> None:
+    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
+    outcome = turn.runs[-1].outcome
+    if outcome is not None and outcome.pending_tool_call_ids:
+        pytest.fail(
+            f"{producer} now names pendingToolCallIds: update the README's Real producers and "
+            "this test"
+        )
+
+
 def role_of(message: Any) -> str:
     return message["role"] if isinstance(message, dict) else message.role
 
@@ -202,11 +237,14 @@ def text_of(message: Any) -> Any:
 
 
 __all__ = [
+    "FRONTEND_TOOLS",
     "Turn",
     "agui_msgspec",
+    "app_fixture",
     "cli_turn",
     "first_turn",
     "http_turn",
+    "no_pending_ids",
     "require",
     "role_of",
     "run_input",

@@ -5,18 +5,18 @@ through ``HttpAgent`` and ``agui-msgspec run``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from interop_harness import (
-    Turn,
+    FRONTEND_TOOLS,
+    app_fixture,
     first_turn,
     http_turn,
+    no_pending_ids,
     require,
     role_of,
     run_input,
-    serve,
     text_of,
     user,
 )
@@ -25,21 +25,7 @@ require("agent_framework_ag_ui", "agent_framework")
 
 from agui_msgspec import HttpAgent  # noqa: E402
 
-FRONTEND_TOOLS = [
-    {
-        "name": "confirm",
-        "description": "Ask the user to confirm",
-        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-    }
-]
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    from agent_framework_app import app  # noqa: PLC0415
-
-    with serve(app()) as url:
-        yield url
+base = app_fixture("agent_framework_app")
 
 
 def test_plain_text(base: str) -> None:
@@ -100,21 +86,11 @@ def test_parallel_tool_calls_with_interleaved_deltas_are_rejected(base: str) -> 
     assert (cli.rule, cli.index) == ("tool-call-already-open", 6)
 
 
-def no_pending_ids(turn: Turn) -> None:
-    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
-    outcome = turn.runs[-1].outcome
-    if outcome is not None and outcome.pending_tool_call_ids:
-        pytest.fail(
-            "agent-framework-ag-ui now names pendingToolCallIds: update the README's Real producers and "
-            "this test"
-        )
-
-
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?")], tools=FRONTEND_TOOLS))
     assert (first.verdict, first.status) == ("accepted", "completed")
-    no_pending_ids(first)
+    no_pending_ids(first, "agent-framework-ag-ui")
     (call_message,) = first.new_messages
     assert [(c.id, c.function.name) for c in call_message.tool_calls] == [("call-f", "confirm")]
 

@@ -8,17 +8,17 @@ count those too; the tests look at the other events through ``typed()``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from interop_harness import (
+    FRONTEND_TOOLS,
     Turn,
+    app_fixture,
     first_turn,
     http_turn,
+    no_pending_ids,
     require,
     role_of,
     run_input,
-    serve,
     text_of,
     user,
 )
@@ -27,21 +27,7 @@ require("ag_ui_langgraph", "langgraph")
 
 from agui_msgspec import HttpAgent  # noqa: E402
 
-FRONTEND_TOOLS = [
-    {
-        "name": "confirm",
-        "description": "Ask the user to confirm",
-        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-    }
-]
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    from langgraph_app import app  # noqa: PLC0415
-
-    with serve(app()) as url:
-        yield url
+base = app_fixture("langgraph_app")
 
 
 def typed(turn: Turn) -> list[str]:
@@ -132,16 +118,6 @@ def test_parallel_tool_calls_are_misattributed_but_break_no_rule(base: str) -> N
     ]
 
 
-def no_pending_ids(turn: Turn) -> None:
-    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
-    outcome = turn.runs[-1].outcome
-    if outcome is not None and outcome.pending_tool_call_ids:
-        pytest.fail(
-            "ag-ui-langgraph now names pendingToolCallIds: update the README's Real producers and "
-            "this test"
-        )
-
-
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?", "u1")], tools=FRONTEND_TOOLS))
@@ -149,7 +125,7 @@ def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> N
     # A call in one chunk streams with no TOOL_CALL_ARGS at all (the first chunk's arguments
     # are dropped).
     assert "TOOL_CALL_ARGS" not in first.events
-    no_pending_ids(first)
+    no_pending_ids(first, "ag-ui-langgraph")
     (call_message,) = first.new_messages
     assert [(c.id, c.function.name) for c in call_message.tool_calls] == [("call-f", "confirm")]
 

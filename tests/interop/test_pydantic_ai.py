@@ -7,11 +7,12 @@ each scenario run through ``HttpAgent`` and ``agui-msgspec run``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from interop_harness import (
+    FRONTEND_TOOLS,
+    app_fixture,
     first_turn,
     http_turn,
     require,
@@ -26,21 +27,7 @@ require("pydantic_ai.ui.ag_ui", "pydantic_ai")
 
 from agui_msgspec import GuardReport, HttpAgent, ProducerGuard  # noqa: E402
 
-FRONTEND_TOOLS = [
-    {
-        "name": "confirm",
-        "description": "Ask the user to confirm",
-        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-    }
-]
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    from pydantic_ai_app import app  # noqa: PLC0415
-
-    with serve(app()) as url:
-        yield url
+base = app_fixture("pydantic_ai_app")
 
 
 def test_plain_text(base: str) -> None:

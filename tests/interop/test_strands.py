@@ -8,18 +8,17 @@ calls arrive one after the other: there is no interleaving for it to get wrong.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from interop_harness import (
-    Turn,
+    FRONTEND_TOOLS,
+    app_fixture,
     first_turn,
     http_turn,
+    no_pending_ids,
     require,
     role_of,
     run_input,
-    serve,
     text_of,
     user,
 )
@@ -28,21 +27,7 @@ require("ag_ui_strands", "strands")
 
 from agui_msgspec import HttpAgent  # noqa: E402
 
-FRONTEND_TOOLS = [
-    {
-        "name": "confirm",
-        "description": "Ask the user to confirm",
-        "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-    }
-]
-
-
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    from strands_app import app  # noqa: PLC0415
-
-    with serve(app()) as url:
-        yield url
+base = app_fixture("strands_app")
 
 
 def test_plain_text(base: str) -> None:
@@ -96,21 +81,11 @@ def test_parallel_tool_calls_arrive_one_after_the_other(base: str) -> None:
     assert cli.status == "completed"
 
 
-def no_pending_ids(turn: Turn) -> None:
-    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
-    outcome = turn.runs[-1].outcome
-    if outcome is not None and outcome.pending_tool_call_ids:
-        pytest.fail(
-            "ag-ui-strands now names pendingToolCallIds: update the README's Real producers and "
-            "this test"
-        )
-
-
 def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> None:
     agent = HttpAgent(f"{base}/frontend_tool", timeout=30)
     first = http_turn(agent, run_input("t-front", [user("Go?")], tools=FRONTEND_TOOLS))
     assert (first.verdict, first.status) == ("accepted", "completed")
-    no_pending_ids(first)
+    no_pending_ids(first, "ag-ui-strands")
     (call_message,) = first.new_messages
     assert [(c.id, c.function.name) for c in call_message.tool_calls] == [("call-f", "confirm")]
 
