@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 pytest.importorskip("ag_ui.core", reason="the interop tests need the tests extra (ag-ui-protocol)")
 
 import ag_ui.core as official
+from nesting import nested_lists
 from pydantic import TypeAdapter
 from strategies import valid_streams
 
@@ -216,22 +217,13 @@ def test_a_value_the_schema_rejects_is_malformed() -> None:
     assert str(refused.value).startswith("[malformed-event] StateSnapshotEvent at /timestamp")
 
 
-def deep_lists(depth: int) -> list[Any]:
-    outer: list[Any] = []
-    inner = outer
-    for _ in range(depth - 1):
-        inner.append([])
-        inner = inner[0]
-    return outer
-
-
 @pytest.mark.parametrize(
     ("struct", "rule", "path"),
     [
         (v1_1.RunStartedEvent(thread_id=5, run_id="r"), "malformed-event", "/threadId"),  # type: ignore[arg-type]
         (v1_1.TextMessageStartEvent(message_id="m", role="narrator"), "malformed-event", "/role"),  # type: ignore[arg-type]
         (v1_1.StateSnapshotEvent(snapshot=object()), "invalid-json", ""),
-        (v1_1.StateSnapshotEvent(snapshot=deep_lists(100_000)), "too-deep", ""),
+        (v1_1.StateSnapshotEvent(snapshot=nested_lists(100_000)), "too-deep", ""),
     ],
     ids=["wrong-type", "unknown-role", "not-json", "too-deep"],
 )

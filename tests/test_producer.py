@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from nesting import nested_lists
 
 from agui_msgspec import v1_1
 from agui_msgspec._consumer import consume
@@ -231,18 +232,9 @@ def test_writer_refuses_a_field_its_version_would_strip() -> None:
     assert "/encryptedValueType" in raised.value.detail
 
 
-def deep_lists(depth: int) -> list[Any]:
-    outer: list[Any] = []
-    inner = outer
-    for _ in range(depth - 1):
-        inner.append([])
-        inner = inner[0]
-    return outer
-
-
 @pytest.mark.parametrize("as_struct", [True, False], ids=["struct", "dict"])
 def test_an_event_too_deep_to_encode_is_too_deep_not_a_recursion_error(as_struct: bool) -> None:
-    snapshot = deep_lists(100_000)
+    snapshot = nested_lists(100_000)
     event = (
         v1_1.StateSnapshotEvent(snapshot=snapshot)
         if as_struct
@@ -263,7 +255,7 @@ def test_a_protobuf_writer_refuses_what_the_wire_cannot_carry_before_the_state_m
     writer = StrictWriter(framing="protobuf")
     writer.check(START)
     with pytest.raises(ProtocolViolation) as raised:
-        writer.check({"type": "RUN_ERROR", "message": "m", "rawEvent": deep_lists(300)})
+        writer.check({"type": "RUN_ERROR", "message": "m", "rawEvent": nested_lists(300)})
     assert (raised.value.rule, raised.value.index) == ("malformed-frame", 1)
     assert writer.stream_state == "active"
 

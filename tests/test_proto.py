@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nesting import nested_lists
 from strategies import valid_streams
 
 import agui_msgspec as agui
@@ -96,15 +97,6 @@ def test_an_event_type_the_wire_lacks_is_a_usage_error() -> None:
         encode_proto({"type": "FUTURE_EVENT"})
     with pytest.raises(UsageError, match="object"):
         encode_proto(object())  # type: ignore[arg-type]
-
-
-def nested_lists(depth: int) -> list[Any]:
-    outer: list[Any] = []
-    inner = outer
-    for _ in range(depth - 1):
-        inner.append([])
-        inner = inner[0]
-    return outer
 
 
 def nested_objects(depth: int) -> dict[str, Any]:

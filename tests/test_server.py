@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from nesting import nested_lists
 
 from agui_msgspec import (
     PROTOBUF_MEDIA_TYPE,
@@ -95,15 +96,6 @@ def test_the_negotiated_binding_frames_the_body() -> None:
     stream = EventStream([START, FINISH], "application/vnd.ag-ui.event+proto")
     assert stream.media_type == stream.headers["Content-Type"] == PROTOBUF_MEDIA_TYPE
     assert body_of(stream) == proto_frame(START) + proto_frame(FINISH)
-
-
-def nested_lists(depth: int) -> list[Any]:
-    outer: list[Any] = []
-    inner = outer
-    for _ in range(depth - 1):
-        inner.append([])
-        inner = inner[0]
-    return outer
 
 
 @pytest.mark.parametrize(
