@@ -1,7 +1,9 @@
-"""Serve an ASGI app for a test: uvicorn on a free 127.0.0.1 port, from a background thread."""
+"""Serve a test producer on a free 127.0.0.1 port from a background thread: an ASGI app
+with uvicorn, or a ``BaseHTTPRequestHandler`` with the standard threading HTTP server."""
 
 from __future__ import annotations
 
+import http.server
 import socket
 import threading
 import time
@@ -34,3 +36,17 @@ def serve(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=15)
         sock.close()
+
+
+@contextmanager
+def serve_handler(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` until the block ends; yields its base URL (``http://127.0.0.1:PORT``)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

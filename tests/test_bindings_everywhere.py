@@ -9,7 +9,6 @@ import asyncio
 import http.server
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from serving import serve_handler
 
 import agui_msgspec
 from agui_msgspec import (
@@ -200,15 +200,9 @@ def test_run_takes_bindings(
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Agent)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
-        command = ["run", url, "--message", "Hi", "--thread", "t", "--bindings", str(generated)]
-        assert main(command) == 0
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(Agent) as url:
+        flags = ["--message", "Hi", "--thread", "t", "--bindings", str(generated)]
+        assert main(["run", f"{url}/", *flags]) == 0
     assert "ACCEPTED" in capsys.readouterr().out
     assert received[0].get("protocolVersion") == (
         None if is_draft(bindings) else bindings.PROTOCOL_VERSION

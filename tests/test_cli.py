@@ -11,13 +11,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from serving import serve_handler
 
 from agui_msgspec._cli import main
 
@@ -287,15 +287,8 @@ def long_stream_server(events: int, value: str = "x") -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(Handler) as url:
+        yield f"{url}/"
 
 
 def test_run_into_a_closed_pipe_ends_quietly_with_the_verdict() -> None:

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from serving import serve_handler
 
 from agui_msgspec import v1_1
 from agui_msgspec._cli import main
@@ -541,17 +542,11 @@ def endpoint() -> Iterator[Endpoint]:
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep the test output clean
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield state
-    finally:
-        state.shown.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_handler(Handler) as state.url:
+        try:
+            yield state
+        finally:
+            state.shown.set()  # a handler still waiting on it ends before the server does
 
 
 def test_run_prints_events_as_they_arrive_then_the_answer(

@@ -13,7 +13,6 @@ import gzip
 import http.server
 import json
 import socket
-import threading
 import time
 import tracemalloc
 import zlib
@@ -24,6 +23,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from serving import serve_handler
 
 from agui_msgspec._cli import main
 from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult
@@ -476,15 +476,8 @@ def misbehaving_server() -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(Handler) as url:
+        yield url
 
 
 def test_the_cli_names_a_read_timeout_and_its_setting(capsys: pytest.CaptureFixture[str]) -> None:

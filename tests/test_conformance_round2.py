@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import pytest
+from serving import serve_handler
 
 import agui_msgspec as agui
 
@@ -627,15 +627,8 @@ def loopback_agent(
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Agent)
-    serving = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    serving.start()
-    try:
-        yield agui.HttpAgent(f"http://127.0.0.1:{server.server_address[1]}")
-    finally:
-        server.shutdown()
-        server.server_close()
-        serving.join(timeout=5)
+    with serve_handler(Agent) as url:
+        yield agui.HttpAgent(url)
 
 
 def test_second_turn_through_one_http_agent_keeps_its_own_reasoning() -> None:
