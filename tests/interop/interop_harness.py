@@ -228,6 +228,16 @@ def no_pending_ids(turn: Turn, producer: str) -> None:
         )
 
 
+def answer_the_frontend_call(agent: HttpAgent, first: Turn) -> Turn:
+    """The frontend-tool scenario's second run: the client sends its result for ``call-f``,
+    and the producer must accept it and complete the run."""
+    answer = {"id": "tool-1", "role": "tool", "toolCallId": "call-f", "content": "yes"}
+    messages = [*first.wire_messages(), answer]
+    second = http_turn(agent, run_input("t-front", messages, tools=FRONTEND_TOOLS))
+    assert (second.verdict, second.status) == ("accepted", "completed")
+    return second
+
+
 def role_of(message: Any) -> str:
     return message["role"] if isinstance(message, dict) else message.role
 
@@ -240,6 +250,7 @@ __all__ = [
     "FRONTEND_TOOLS",
     "Turn",
     "agui_msgspec",
+    "answer_the_frontend_call",
     "app_fixture",
     "cli_turn",
     "first_turn",

@@ -12,6 +12,7 @@ import pytest
 from interop_harness import (
     FRONTEND_TOOLS,
     Turn,
+    answer_the_frontend_call,
     app_fixture,
     first_turn,
     http_turn,
@@ -132,11 +133,7 @@ def test_frontend_tool_ends_the_run_then_a_second_run_answers_it(base: str) -> N
     run = first.runs[-1]
     # What the application still has to answer, derived from the stream.
     assert (run.pending_tool_calls, run.pending_source) == (["call-f"], "stream")
-    answer = {"id": "tool-1", "role": "tool", "toolCallId": "call-f", "content": "yes"}
-    second = http_turn(
-        agent, run_input("t-front", [*first.wire_messages(), answer], tools=FRONTEND_TOOLS)
-    )
-    assert (second.verdict, second.status) == ("accepted", "completed")
+    second = answer_the_frontend_call(agent, first)
     assert [text_of(m) for m in second.new_messages] == ["Thanks, you confirmed."]
 
 
