@@ -25,7 +25,7 @@ def serve(app: Any) -> Iterator[str]:
     port = sock.getsockname()[1]
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30  # a framework app on a busy machine
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             pytest.fail("the uvicorn test server did not start")
@@ -34,7 +34,7 @@ def serve(app: Any) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=15)
+        thread.join(timeout=30)
         sock.close()
 
 

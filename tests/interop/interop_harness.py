@@ -12,19 +12,16 @@ import asyncio
 import importlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import pytest
+from serving import serve
 
 import agui_msgspec
 from agui_msgspec import HttpAgent, ProtocolViolation, RunFailed
@@ -35,30 +32,6 @@ def require(module: str, framework: str) -> ModuleType:
     if os.environ.get("AGUI_INTEROP") == framework:
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=f"{framework} is installed by `nox -s interop` only")
-
-
-@contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """Serve an ASGI app with uvicorn on a free 127.0.0.1 port; yields its base URL."""
-    import uvicorn  # noqa: PLC0415  (in the interop venv only)
-
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the uvicorn server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
 
 
 def app_fixture(app_module: str) -> Any:
