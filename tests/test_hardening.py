@@ -190,6 +190,46 @@ def test_a_failing_patch_within_bounds_leaves_the_state_as_it_was() -> None:
     assert any("does not apply" in warning for warning in result.warnings)
 
 
+def test_a_failing_patch_undoes_every_kind_of_scalar_write() -> None:
+    start = {"a": {"n": 1, "s": "x", "list": [1], "gone": True}}
+    delta = [
+        {"op": "replace", "path": "/a/n", "value": 2},
+        {"op": "add", "path": "/a/new", "value": "y"},
+        {"op": "add", "path": "/a/s", "value": "z"},  # add over an existing member
+        {"op": "remove", "path": "/a/gone"},
+        {"op": "add", "path": "/a/list/-", "value": 2},
+        {"op": "test", "path": "/a/n", "value": 2},
+        {"op": "test", "path": "/a/list/1", "value": 3},  # fails: every write above is undone
+    ]
+    consumer = Consumer()
+    delivered = consumer.feed_many([START, event(type="STATE_SNAPSHOT", snapshot=start)])
+    consumer.feed(event(type="STATE_DELTA", delta=delta))
+    assert consumer.violation is None
+    assert consumer.state == start
+    consumer.feed(event(type="STATE_DELTA", delta=delta[:-1]))
+    assert consumer.state == {"a": {"n": 2, "s": "z", "list": [1, 2], "new": "y"}}
+    assert delivered[1].snapshot == start
+
+
+def test_scalar_writes_keep_the_state_size_exact() -> None:
+    """Writes that replace or remove what they added do not grow the accounted size; a
+    write that would pass the bound is refused."""
+    note = "x" * 200
+    churn = [
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/note", "value": note}]),
+        event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/note", "value": note}]),
+        event(type="STATE_DELTA", delta=[{"op": "remove", "path": "/note"}]),
+    ]
+    body = in_run(event(type="STATE_SNAPSHOT", snapshot={"n": 0}), *churn * 200)
+    assert consume(body, max_state_size=1024).violation is None
+    too_big = event(type="STATE_DELTA", delta=[{"op": "add", "path": "/big", "value": "x" * 2048}])
+    result = consume(
+        in_run(event(type="STATE_SNAPSHOT", snapshot={"n": 0}), too_big), max_state_size=1024
+    )
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("state-too-large", 2)
+
+
 def test_a_copy_and_remove_cycle_is_bounded_by_the_work_a_patch_may_do() -> None:
     cycle = [{"op": "copy", "from": "/big", "path": "/c"}, {"op": "remove", "path": "/c"}]
     body = in_run(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import reprlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -43,6 +43,8 @@ _SCALARS = frozenset({float, bool, type(None)})
 # Longer index tokens exceed any list that fits in memory; int() of a huge
 # digit string would be slow, or raise ValueError past int_max_str_digits.
 _MAX_INDEX_DIGITS = 18
+# The longest pointer the common-operation path splits without counting its tokens first.
+_SHORT_POINTER = 256
 
 _brief = reprlib.Repr()
 _brief.maxlevel = 2
@@ -132,7 +134,8 @@ def patch_in_place(
     patcher = _Patcher(document, bounds, size, operations)
     for index, operation in enumerate(operations):
         try:
-            patcher.apply(operation)
+            if type(operation) is not dict or not patcher.apply_simple(operation):
+                patcher.apply(operation)
         except (_Fault, _Refusal, RecursionError) as failure:
             patcher.undo()
             if isinstance(failure, _Refusal):
@@ -204,6 +207,11 @@ class _Patcher:
     """The document being patched: copy-on-write bookkeeping, or (with bounds) writes in
     place with an undo log and a running size."""
 
+    __slots__ = (
+        "_allowance", "_bounds", "_built", "_operations", "_owned", "_size_at_start",
+        "_undo", "root", "size",
+    )  # fmt: skip
+
     def __init__(
         self,
         document: Any,
@@ -221,7 +229,8 @@ class _Patcher:
         self._operations = operations
         self._size_at_start = size
         self._allowance: int | None = None  # measured once the floor is passed
-        self._undo: list[Callable[[], None]] = []
+        # (function, *arguments) calls that revert each write, latest last
+        self._undo: list[tuple[Any, ...]] = []
 
     def apply(self, operation: object) -> None:
         if type(operation) is not dict and not isinstance(operation, Mapping):
@@ -257,6 +266,72 @@ class _Patcher:
                     self._check_new(path, value, grows=False)
                 self._add(path, self._remove(source, moving=True), None)
 
+    def apply_simple(self, operation: dict[str, Any]) -> bool:
+        """Apply the common operation (``add``, ``replace``, ``remove`` or ``test`` of a
+        scalar in an object, or ``add`` at the end of an array, by a pointer without escapes
+        through objects) in place and return True; False, having changed nothing, for any
+        other, a failure included, which :meth:`apply` then applies or diagnoses."""
+        assert self._bounds is not None
+        name = operation.get("op")
+        path = operation.get("path")
+        if (
+            type(path) is not str
+            or not 0 < len(path) <= _SHORT_POINTER
+            or path[0] != "/"
+            or "~" in path
+        ):
+            return False
+        tokens = path[1:].split("/")
+        if len(tokens) > self._bounds.max_depth:
+            return False
+        key = tokens.pop()
+        node = self.root
+        for token in tokens:
+            if type(node) is not dict or token not in node:
+                return False
+            node = node[token]
+        if name == "test":
+            if type(node) is not dict or key not in node:
+                return False
+            actual, expected = node[key], operation.get("value", _ABSENT)
+            if type(actual) is type(expected) and type(actual) in _IMMUTABLE:
+                return bool(actual == expected)  # same-type scalars: JSON equality is ==
+            return _equal(actual, expected)
+        if name == "remove":
+            if type(node) is not dict or key not in node:
+                return False
+            old = node.pop(key)
+            self._undo.append((node.__setitem__, key, old))
+            self.size -= _scalar_size(old) or measure(old, _UNBOUNDED)[0]
+            return True
+        value = operation.get("value", _ABSENT)
+        if type(value) not in _IMMUTABLE or name not in ("add", "replace"):
+            return False
+        size = _scalar_size(value)
+        # Past these the general path refuses, or accounts the work against the allowance.
+        if self._built + size > PATCH_WORK_FLOOR or self.size + size > self._bounds.max_size:
+            return False
+        if type(node) is list:
+            if name != "add" or key != "-":
+                return False
+            node.append(value)
+            self._undo.append((node.pop,))
+        elif type(node) is not dict:
+            return False
+        else:
+            old = node.get(key, _ABSENT)
+            if old is _ABSENT:
+                if name == "replace":
+                    return False
+                self._undo.append((node.pop, key))
+            else:
+                self._undo.append((node.__setitem__, key, old))
+                self.size -= _scalar_size(old) or measure(old, _UNBOUNDED)[0]
+            node[key] = value
+        self._built += size
+        self.size += size
+        return True
+
     def _pointer(self, operation: Mapping[str, Any], name: str) -> list[str]:
         return _pointer(operation, name, None if self._bounds is None else self._bounds.max_depth)
 
@@ -291,7 +366,8 @@ class _Patcher:
 
     def undo(self) -> None:
         while self._undo:
-            self._undo.pop()()
+            function, *arguments = self._undo.pop()
+            function(*arguments)
         self.size = self._size_at_start
 
     def _resize(self, added: int | None, removed: Any = _ABSENT) -> None:
@@ -305,7 +381,7 @@ class _Patcher:
     def _set_root(self, value: Any, size: int | None) -> None:
         old, self.root = self.root, value
         if self._bounds is not None:
-            self._undo.append(lambda: setattr(self, "root", old))
+            self._undo.append((setattr, self, "root", old))
             self._resize(size, old)
 
     def _get(self, tokens: list[str]) -> Any:
@@ -333,16 +409,14 @@ class _Patcher:
             parent[key] = value
             if self._bounds is not None:
                 self._undo.append(
-                    (lambda: parent.pop(key))
-                    if old is _ABSENT
-                    else (lambda: parent.__setitem__(key, old))
+                    (parent.pop, key) if old is _ABSENT else (parent.__setitem__, key, old)
                 )
                 self._resize(size, old)
         elif isinstance(parent, list):
             position = _index(parent, tokens, last, adding=True)
             parent.insert(position, value)
             if self._bounds is not None:
-                self._undo.append(lambda: parent.pop(position) and None)
+                self._undo.append((parent.pop, position))
                 self._resize(size)
         else:
             raise _not_container(parent, tokens, last)
@@ -358,7 +432,7 @@ class _Patcher:
                 raise _missing(tokens, last)
             old = parent.pop(key)
             if self._bounds is not None:
-                self._undo.append(lambda: parent.__setitem__(key, old))
+                self._undo.append((parent.__setitem__, key, old))
                 if not moving:
                     self._resize(0, old)
             return old
@@ -366,7 +440,7 @@ class _Patcher:
             position = _index(parent, tokens, last)
             old = parent.pop(position)
             if self._bounds is not None:
-                self._undo.append(lambda: parent.insert(position, old))
+                self._undo.append((parent.insert, position, old))
                 if not moving:
                     self._resize(0, old)
             return old
@@ -390,7 +464,7 @@ class _Patcher:
         old = parent[key]
         parent[key] = value
         if self._bounds is not None:
-            self._undo.append(lambda: parent.__setitem__(key, old))
+            self._undo.append((parent.__setitem__, key, old))
             self._resize(size, old)
 
     def _writable_parent(self, tokens: list[str]) -> Any:
