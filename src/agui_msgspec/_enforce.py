@@ -33,7 +33,7 @@ import msgspec.inspect as mi
 
 from agui_msgspec._compat import DROPPED, RAW_EVENT, TRANSLATED_TYPES
 from agui_msgspec._errors import MalformedEvent
-from agui_msgspec._patch import json_kind, pointer_token
+from agui_msgspec._patch import json_kind, pointer_token, pointer_untoken
 
 
 class OfficialModel(Protocol):
@@ -281,7 +281,7 @@ class Enforcer:
                 node = node[int(token)]
             else:
                 tokens.append(token)
-                node = node.get(_unescaped(token)) if isinstance(node, dict) else None
+                node = node.get(pointer_untoken(token)) if isinstance(node, dict) else None
         return "/" + "/".join(tokens)
 
     def _without_unknown_properties(
@@ -474,10 +474,6 @@ def _tagged_member(value: dict[str, Any], union: mi.UnionType) -> mi.StructType 
         if member.tag == tag:
             return member
     return _Removed(f"unrecognised {tag_field} {tag!r}")
-
-
-def _unescaped(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _holder(union: Any) -> type[msgspec.Struct]:

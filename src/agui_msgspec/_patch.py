@@ -528,8 +528,7 @@ def _pointer(operation: Mapping[str, Any], name: str, max_depth: int | None = No
         return tokens
     if _BAD_ESCAPE.search(pointer):
         raise _Fault(f"{name!r} is not a JSON Pointer: '~' not followed by 0 or 1")
-    # RFC 6901 order: "~01" must become "~1", not "/".
-    return [token.replace("~1", "/").replace("~0", "~") for token in tokens]
+    return [pointer_untoken(token) for token in tokens]
 
 
 def _index(array: list[Any], tokens: list[str], depth: int, *, adding: bool = False) -> int:
@@ -611,6 +610,12 @@ def json_kind(value: Any) -> str:
 def pointer_token(key: str) -> str:
     """Escape one reference token of a JSON Pointer (RFC 6901)."""
     return key.replace("~", "~0").replace("/", "~1")
+
+
+def pointer_untoken(token: str) -> str:
+    """Unescape one reference token of a JSON Pointer (RFC 6901)."""
+    # RFC 6901 order: "~01" must become "~1", not "/".
+    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _copy(value: Any) -> Any:
