@@ -64,6 +64,16 @@ TRANSLATED_TYPES = frozenset((*_THINKING, *LEGACY_NULLS, *_CARRIERS))
 """The event types this stage may change (besides a null ``rawEvent`` on any event): a
 document of any other type passes untouched."""
 
+
+def needs_translation(document: dict[str, Any]) -> bool:
+    """Whether this stage may change ``document``: one of :data:`TRANSLATED_TYPES`, or any
+    event with a null ``rawEvent``; any other passes untouched, so need not be offered."""
+    event_type = document.get("type")
+    return (isinstance(event_type, str) and event_type in TRANSLATED_TYPES) or (
+        RAW_EVENT in document and document[RAW_EVENT] is None
+    )
+
+
 _MEDIA_PARTS = ("image", "audio", "video", "document")
 # a retired binary part's member → the source it becomes, in order of preference
 _BINARY_SOURCES = (("url", "url"), ("data", "data"), ("id", "file"))

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, Protocol
 import msgspec
 import msgspec.inspect as mi
 
-from agui_msgspec._compat import DROPPED, RAW_EVENT, TRANSLATED_TYPES
+from agui_msgspec._compat import DROPPED, needs_translation
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._patch import json_kind, pointer_token, pointer_untoken
 
@@ -219,15 +219,11 @@ class Enforcer:
                 f"an event is a JSON object, got {json_kind(document)}",
                 index=index,
             )
-        event_type = document.get("type")
-        if self._translate is not None and (
-            (isinstance(event_type, str) and event_type in TRANSLATED_TYPES)
-            or (RAW_EVENT in document and document[RAW_EVENT] is None)
-        ):
+        if self._translate is not None and needs_translation(document):
             document = self._translate(document, index)
             if document is DROPPED:  # an era shim dropped the event, with a warning
                 return None
-            event_type = document.get("type")
+        event_type = document.get("type")
         if not isinstance(event_type, str):
             raise MalformedEvent(
                 "malformed-event", "the event has no string `type`", index=index, path="/type"
