@@ -297,11 +297,12 @@ class Lifecycle:
                 index=index,
             )
         outcome = _optional(event.outcome)
-        if _status_of(outcome) == "interrupted":
+        status = _status_of(outcome)
+        if status == "interrupted":
             _check_interrupt_ids(outcome.interrupts, index)
             run.interrupts = list(outcome.interrupts)
         run.outcome = outcome
-        run.status = _status_of(outcome)
+        run.status = status
         run.result = _optional(event.result)
         run.usage = list(_optional(event.usage) or [])
         self._settle_pending(run, run.outcome)
