@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .model import module_name_for
 from .render import format_source
 
 # Wire names that differ from the schema's definition names.
@@ -719,10 +720,6 @@ def render_tables(model: WireModel) -> str:
     return "\n".join(out)
 
 
-def module_stem(version: str) -> str:
-    return "v" + re.sub(r"[^0-9a-zA-Z]+", "_", version)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m codegen.proto", description=__doc__)
     parser.add_argument("--schema", type=Path, required=True, help="AG-UI schema.json to read")
@@ -745,7 +742,7 @@ def main(argv: list[str] | None = None) -> None:
         freeze_path.write_text(freeze.render(model.version), encoding="utf-8")
         print(f"{freeze_path}: appended {', '.join(freeze.added)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = module_stem(model.version)
+    stem = module_name_for(model.version)
     (args.out / f"{stem}.proto").write_text(render_proto(model), encoding="utf-8")
     (args.out / f"{stem}_wire.py").write_text(format_source(render_tables(model)), encoding="utf-8")
     print(args.out / f"{stem}.proto")

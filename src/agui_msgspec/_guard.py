@@ -33,11 +33,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-import msgspec
-
 from agui_msgspec._consumer import Consumer
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._lifecycle import StreamState
+from agui_msgspec._producer import sse_frame
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
@@ -255,12 +254,12 @@ class _GuardedResponse:
         assert consumer is not None
         error = b""
         if consumer._lifecycle.state is not StreamState.FAILED:  # after RUN_ERROR, none may follow
-            document = {
-                "type": "RUN_ERROR",
-                "message": f"the producer broke the AG-UI protocol: {violation}",
-                "code": f"agui-guard:{violation.rule}",
-            }
-            error = b"data: " + msgspec.json.encode(document) + b"\n\n"
+            error = sse_frame(
+                consumer.bindings.RunErrorEvent(
+                    message=f"the producer broke the AG-UI protocol: {violation}",
+                    code=f"agui-guard:{violation.rule}",
+                )
+            )
         if verified.endswith(b"\r") or (not verified and self._sent_cr):  # half a CRLF: finish it
             error = b"\n" + error
         self._ended = True

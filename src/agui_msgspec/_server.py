@@ -23,7 +23,7 @@ import msgspec
 
 from agui_msgspec._enforce import OfficialModel
 from agui_msgspec._errors import ProtocolViolation, UsageError
-from agui_msgspec._producer import StrictWriter
+from agui_msgspec._producer import StrictWriter, sse_frame
 from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, proto_frame
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
@@ -241,4 +241,4 @@ class EventStream:
         error = self._bindings.RunErrorEvent(message=message, code=code)
         if self.media_type == PROTOBUF_MEDIA_TYPE:
             return proto_frame(error, self._bindings)
-        return b"data: " + msgspec.json.encode(error) + b"\n\n"
+        return sse_frame(error)
