@@ -32,6 +32,10 @@ class StreamState(enum.Enum):
     CLOSED = "closed"  # the last run finished: a new run or one late RUN_ERROR may follow
     FAILED = "failed"  # the last run reported RUN_ERROR: only a new run may follow
 
+    # Members are singletons, so identity hashing (in C) is exact; Enum's own hashes the
+    # name in Python, on every event that looks up its row of _TRANSITIONS.
+    __hash__ = object.__hash__
+
 
 _RUN_EVENTS = ("RUN_STARTED", "RUN_FINISHED", "RUN_ERROR")
 
