@@ -235,6 +235,32 @@ def test_a_corrupt_gzip_body_is_a_decode_error_and_the_run_is_truncated() -> Non
     assert result is raised  # result() raises it too: never a run left "active"
 
 
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(b"\x07not deflate", id="an invalid block mid-stream"),
+        pytest.param(None, id="a wrong checksum at the end"),
+    ],
+)
+def test_what_inflates_before_a_fault_in_the_same_read_is_delivered(fault: bytes | None) -> None:
+    events = sse(*ANSWER[:2])
+    if fault is None:
+        body = gzip.compress(events)[:-8] + b"\x00" * 8
+    else:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+        body = compressor.compress(events) + compressor.flush(zlib.Z_SYNC_FLUSH) + fault
+
+    async def one_read() -> AsyncIterator[bytes]:
+        yield body  # the good events and the fault arrive together
+
+    agent, _ = agent_replying(one_read(), headers={"content-encoding": "gzip"})
+    delivered, raised, result = run(outcome(agent))
+    assert [event.type for event in delivered] == [event["type"] for event in ANSWER[:2]]
+    assert isinstance(raised, TransportError)
+    assert raised.rule == "decode"
+    assert result is raised
+
+
 def test_a_gzip_body_cut_short_is_cut() -> None:
     body = gzip.compress(sse(*ANSWER[:2]))[:-30]
     agent, _ = agent_replying(body, headers={"content-encoding": "gzip"})

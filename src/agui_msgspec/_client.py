@@ -572,10 +572,14 @@ class _Inflater:
     def feed(self, data: bytes) -> Iterator[bytes]:
         piece = self._piece
         while True:
+            # A copy to go back to should this call fail: what inflates before the fault is
+            # then recovered, so no event that arrived whole is lost with the corrupt rest.
+            before = self._inflate.copy()
             try:
                 out = self._inflate.decompress(data, piece)
             except zlib.error:
                 if self._gzip or self._started:
+                    yield from _up_to_the_fault(before, data, piece)
                     raise
                 self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
                 self._started = True
@@ -590,6 +594,25 @@ class _Inflater:
                 yield out
             if not data and len(out) < piece:
                 return
+
+
+def _up_to_the_fault(inflate: Any, data: bytes, piece: int) -> Iterator[bytes]:
+    """What ``data`` inflates to before the byte where it stops being deflate, in pieces of
+    at most ``piece`` bytes. A byte at a time: one byte of deflate makes at most a few KiB,
+    and this runs once, on a body that is about to be refused."""
+    inflated = bytearray()
+    for position in range(len(data)):
+        try:
+            inflated += inflate.decompress(data[position : position + 1])
+        except zlib.error:
+            break
+        if len(inflated) >= piece:
+            yield bytes(inflated[:piece])
+            del inflated[:piece]
+        if inflate.eof:
+            break
+    if inflated:
+        yield bytes(inflated)
 
 
 async def _one_chunk(body: bytes) -> AsyncIterator[bytes]:
