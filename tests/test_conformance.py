@@ -127,6 +127,28 @@ def test_runner_fails_an_accepted_stream_expected_to_fail(tmp_path: Path) -> Non
     assert not run_fixture(path).passed
 
 
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        pytest.param(b'{"name": "x"}', "no `stream` array", id="no-stream"),
+        pytest.param(b"[1, 2]", "got an array", id="an-array"),
+        pytest.param(b"nope", "not JSON", id="not-json"),
+        pytest.param(b"\xff\xfe", "not JSON", id="not-utf8"),
+        pytest.param(b'{"stream": [], "expect": 3}', "`expect` is not an object", id="bad-expect"),
+    ],
+)
+def test_a_file_that_is_not_a_fixture_fails_saying_so(
+    tmp_path: Path, content: bytes, reason: str
+) -> None:
+    path = tmp_path / "stray.json"
+    path.write_bytes(content)
+    report = run_fixture(path)
+    assert not report.passed
+    assert len(report.problems) == 1
+    assert report.problems[0].startswith("not a conformance fixture: ")
+    assert reason in report.problems[0]
+
+
 # --- the corpus report and the command line ---------------------------------------------------
 
 

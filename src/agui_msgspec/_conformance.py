@@ -24,6 +24,7 @@ import msgspec
 
 from agui_msgspec._consumer import Result, consume
 from agui_msgspec._input import prepare_input
+from agui_msgspec._patch import json_kind
 from agui_msgspec._versions import LATEST_VERSION
 
 # Upstream fixtures whose names do not spell the rule they pin: the rule, in this project's ids.
@@ -132,12 +133,33 @@ def run_fixture(
     ``name`` reports it under another name (the corpus gives its path, to tell folders apart)."""
     try:
         return _run_fixture(path, version, name)
+    except _NotAFixture as exc:
+        return FixtureReport(name or path.stem, [f"not a conformance fixture: {exc}"])
     except Exception as exc:  # a fixture that crashes the runner is a failed fixture, not a crash
         return FixtureReport(name or path.stem, [f"{type(exc).__name__}: {exc}"])
 
 
+class _NotAFixture(Exception):
+    """A file in the folder without the shape FORMAT.md gives a fixture."""
+
+
+def _load_fixture(path: Path) -> dict[str, Any]:
+    try:
+        fixture = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeError, ValueError) as exc:
+        raise _NotAFixture(f"not JSON ({exc})") from None
+    if not isinstance(fixture, dict):
+        raise _NotAFixture(f"a fixture is a JSON object, got {json_kind(fixture)}")
+    if not isinstance(fixture.get("stream"), list):
+        raise _NotAFixture("it has no `stream` array of events")
+    for key in ("expect", "client", "input"):
+        if not isinstance(fixture.get(key, {}), dict):
+            raise _NotAFixture(f"its `{key}` is not an object")
+    return fixture
+
+
 def _run_fixture(path: Path, version: str | ModuleType, name: str | None) -> FixtureReport:
-    fixture = json.loads(path.read_text(encoding="utf-8"))
+    fixture = _load_fixture(path)
     fixture_name = str(fixture.get("name", path.stem))
     gap = str(fixture.get("description", "")).startswith(ADMITTED_GAP)
     report = FixtureReport(name or fixture_name, admitted_gap=gap)
