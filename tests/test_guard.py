@@ -17,7 +17,15 @@ from typing import Any
 
 import pytest
 
-from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, ProtocolViolation, UsageError
+from agui_msgspec import (
+    GuardReport,
+    HttpAgent,
+    ProducerGuard,
+    ProtobufReader,
+    ProtocolViolation,
+    UsageError,
+    proto_frame,
+)
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -343,9 +351,11 @@ def test_behind_uvicorn_the_client_and_the_guard_agree(
     assert (report.violation.rule, report.violation.index) == ("tool-call-not-open", 5)
 
 
-def raw_app(body: bytes, piece: int) -> Any:
+def raw_app(
+    body: bytes, piece: int, media_type: bytes = b"text/event-stream; charset=utf-8"
+) -> Any:
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
+        headers = [(b"content-type", media_type)]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         for start in range(0, len(body), piece):
             chunk = body[start : start + piece]
@@ -407,3 +417,81 @@ def test_a_bad_option_is_refused_when_the_guard_is_built(options: dict[str, Any]
     """Not by every response it would then break."""
     with pytest.raises(UsageError):
         ProducerGuard(raw_app(b"", 1), **options)
+
+
+# --- the HTTP + Protobuf binding -------------------------------------------------------------
+
+PROTOBUF = b"application/vnd.ag-ui.event+proto"
+
+
+def proto_body(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(proto_frame(event) for event in events)
+
+
+def proto_events(body: bytes) -> list[dict[str, Any]]:
+    reader = ProtobufReader()
+    payloads = reader.feed(body)
+    reader.close()
+    assert not reader.discarded_partial, "the guard sent part of a frame"
+    return [json.loads(payload) for payload in payloads]
+
+
+@pytest.mark.parametrize("piece", [1, 7, 100_000])
+def test_observing_verifies_a_protobuf_body_and_passes_it_on(piece: int) -> None:
+    reports: list[GuardReport] = []
+    body = proto_body(INTERLEAVED)
+    sent = drive(ProducerGuard(raw_app(body, piece, PROTOBUF), on_violation=reports.append), "/")
+    assert body_of(sent) == body
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("tool-call-not-open", 5)]
+    assert json.loads(reports[0].event or b"")["toolCallId"] == "c1"
+
+
+@pytest.mark.parametrize("piece", [1, 7, 100_000])
+def test_enforcing_a_protobuf_body_ends_it_with_a_run_error_frame(piece: int) -> None:
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        raw_app(proto_body(INTERLEAVED), piece, PROTOBUF),
+        on_violation=reports.append,
+        end_with_run_error=True,
+    )
+    sent = drive(guard, "/")
+    for message in sent:  # every send is whole frames, never a part of one
+        if message["type"] == "http.response.body":
+            proto_events(message["body"])
+    events = proto_events(body_of(sent))
+    assert [e["type"] for e in events[:5]] == [e["type"] for e in INTERLEAVED[:5]]
+    assert events[5]["type"] == "RUN_ERROR"
+    assert events[5]["code"] == "agui-guard:tool-call-not-open"
+    assert len(events) == 6
+    assert [r.violation.index for r in reports] == [5]
+
+
+@pytest.mark.parametrize("piece", [1, 100_000])
+def test_enforcing_passes_a_conformant_protobuf_body_whole(piece: int) -> None:
+    body = proto_body(GOOD)
+    sent = drive(ProducerGuard(raw_app(body, piece, PROTOBUF), end_with_run_error=True), "/")
+    assert body_of(sent) == body
+
+
+def test_enforcing_replaces_a_protobuf_body_cut_inside_a_frame_with_run_error() -> None:
+    body = proto_body(GOOD)[:-3]  # the last frame, RUN_FINISHED, cut short
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        raw_app(body, 100_000, PROTOBUF), on_violation=reports.append, end_with_run_error=True
+    )
+    events = proto_events(body_of(drive(guard, "/")))
+    assert [e["type"] for e in events] == [e["type"] for e in GOOD[:4]] + ["RUN_ERROR"]
+    assert events[-1]["code"] == "agui-guard:truncated"
+
+
+def test_enforcing_refuses_a_protobuf_frame_longer_than_the_bound_from_its_header() -> None:
+    header = (10**9).to_bytes(4, "big")  # a gigabyte announced: refused before it is held
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        raw_app(proto_frame(START) + header + b"x" * 100, 7, PROTOBUF),
+        on_violation=reports.append,
+        end_with_run_error=True,
+    )
+    events = proto_events(body_of(drive(guard, "/")))
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("event-too-large", 1)]

@@ -1,11 +1,12 @@
 """A guard for producers: ASGI middleware that verifies the AG-UI stream an endpoint sends.
 
-:class:`ProducerGuard` wraps any ASGI application. For each HTTP response that is a
-``text/event-stream`` with a 2xx status, it runs the body it sends through the consumer
-pipeline (an :class:`SSEReader` and a :class:`Consumer` per response) as it streams, and
-reports the first violation: to the ``on_violation`` callback, and to the ``logging``
-module (logger ``agui_msgspec.guard``, level WARNING) with the rule, the event index and
-the event's bytes. Any other response passes untouched. Pure ASGI: no framework import.
+:class:`ProducerGuard` wraps any ASGI application. For each HTTP response with a 2xx status
+that is a ``text/event-stream`` or an ``application/vnd.ag-ui.event+proto`` body (the HTTP +
+Protobuf binding), it runs the body it sends through the consumer pipeline (an
+:class:`SSEReader` or a :class:`ProtobufReader`, and a :class:`Consumer`, per response) as
+it streams, and reports the first violation: to the ``on_violation`` callback, and to the
+``logging`` module (logger ``agui_msgspec.guard``, level WARNING) with the rule, the event
+index and the event's bytes. Any other response passes untouched. Pure ASGI: no framework import.
 
 Two modes:
 
@@ -13,8 +14,9 @@ Two modes:
   before it is verified, so the guard adds no buffering and no latency; a broken event
   reaches the client, which gets its own verdict.
 - ``end_with_run_error=True`` enforces: the bytes of an event are held back until the
-  event is complete and verified, so the client never receives a broken event; instead
-  the stream ends with a ``RUN_ERROR`` (``code`` ``"agui-guard:<rule>"``) where the
+  event (an SSE event, a protobuf frame) is complete and verified, so the client never
+  receives a broken event; instead the stream ends with a ``RUN_ERROR`` in the response's
+  own framing (``code`` ``"agui-guard:<rule>"``) where the
   lifecycle allows one, and the rest of the application's body is dropped. The cost is
   latency: each event reaches the client when its last byte has been produced, not as its
   bytes are (bytes between events, such as keep-alive comments, still go out at once).
@@ -28,15 +30,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from agui_msgspec._consumer import Consumer
+from agui_msgspec._consumer import Consumer, protobuf_reader
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._lifecycle import StreamState
 from agui_msgspec._producer import sse_frame
+from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
 from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
@@ -51,6 +54,7 @@ logger = logging.getLogger("agui_msgspec.guard")
 # The end of a blank line: where an SSE event is dispatched (LF, CRLF and CR all end lines).
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 _EVENT_EXCERPT = 2048  # bytes of the offending event the log line shows
+_SSE, _PROTOBUF = b"text/event-stream", PROTOBUF_MEDIA_TYPE.encode()
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,8 @@ class GuardReport:
     violation: ProtocolViolation
     """The rejection, with ``rule``, ``index`` (0-based event index in the response) and ``path``."""
     event: bytes | None
-    """The payload of the offending event (its ``data``), or None when the body's end broke
-    the rule (``truncated``)."""
+    """The payload of the offending event (its ``data``; for a protobuf frame, the event's
+    JSON), or None when the body's end broke the rule (``truncated``)."""
     path: str
     """The request path of the response."""
 
@@ -137,7 +141,9 @@ class _GuardedResponse:
         self.path: str = scope.get("path", "")
         self._send = send
         self._consumer: Consumer | None = None  # None: this response is not verified
-        self._reader = SSEReader(guard.max_event_size)
+        self._reader: SSEReader | ProtobufReader = SSEReader(guard.max_event_size)
+        self._protobuf = False
+        self._frame_start = 0  # enforcing protobuf: where in the held bytes the next frame begins
         # enforcing: the bytes of the event not yet complete, grown in place (an event sent in
         # many small pieces is not copied again with each piece)
         self._held = bytearray()
@@ -166,7 +172,7 @@ class _GuardedResponse:
         status = int(message.get("status", 200))
         headers = {bytes(name).lower(): bytes(value) for name, value in message.get("headers", [])}
         media_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        if not (200 <= status < 300 and media_type == b"text/event-stream"):
+        if not (200 <= status < 300 and media_type in (_SSE, _PROTOBUF)):
             return
         if headers.get(b"content-encoding", b"identity").strip().lower() != b"identity":
             logger.warning(
@@ -176,6 +182,9 @@ class _GuardedResponse:
             )
             return
         self._consumer = Consumer(self.guard.version)
+        if media_type == _PROTOBUF:
+            self._protobuf = True
+            self._reader = protobuf_reader(self._consumer, self.guard.max_event_size)
 
     # --- observing: bytes out first --------------------------------------------------------
 
@@ -207,10 +216,9 @@ class _GuardedResponse:
         self._held += body
         buffer = self._held
         released = 0
-        # Feed the reader up to one blank line at a time, so a verdict maps to its event and
-        # everything before that event can go out; a blank line takes at most 4 bytes.
-        for blank_line in _BLANK_LINE.finditer(buffer, max(0, fed - 3)):
-            end = blank_line.end()
+        # Feed the reader up to one event's end at a time, so a verdict maps to its event
+        # and everything before that event can go out.
+        for end in self._event_ends(buffer, fed):
             if not await self._verify(buffer, fed, end, released):
                 return
             fed = released = end
@@ -228,8 +236,25 @@ class _GuardedResponse:
                 return
             out = verified if more else bytes(buffer)
             del self._held[:released]
+            self._frame_start -= released
             self._sent_cr = out.endswith(b"\r")
             await self._send({"type": "http.response.body", "body": out, "more_body": more})
+
+    def _event_ends(self, buffer: bytearray, fed: int) -> Iterator[int]:
+        """Where each event complete in ``buffer`` ends, from about ``fed`` on (the bytes
+        before it were seen): a blank line (at most 4 bytes), or a protobuf frame's length."""
+        if not self._protobuf:
+            yield from (
+                blank_line.end() for blank_line in _BLANK_LINE.finditer(buffer, max(0, fed - 3))
+            )
+            return
+        while len(buffer) - self._frame_start >= 4:
+            start = self._frame_start
+            end = start + 4 + int.from_bytes(buffer[start : start + 4], "big")
+            if end > len(buffer):
+                return  # the reader bounds the frame's length as soon as its header is fed
+            self._frame_start = end
+            yield end
 
     async def _verify(self, buffer: bytearray, start: int, end: int, released: int) -> bool:
         """Feed ``buffer[start:end]``; on a violation, send the verified ``buffer[:released]``
@@ -254,13 +279,17 @@ class _GuardedResponse:
         assert consumer is not None
         error = b""
         if consumer._lifecycle.state is not StreamState.FAILED:  # after RUN_ERROR, none may follow
-            error = sse_frame(
-                consumer.bindings.RunErrorEvent(
-                    message=f"the producer broke the AG-UI protocol: {violation}",
-                    code=f"agui-guard:{violation.rule}",
-                )
+            run_error = consumer.bindings.RunErrorEvent(
+                message=f"the producer broke the AG-UI protocol: {violation}",
+                code=f"agui-guard:{violation.rule}",
             )
-        if verified.endswith(b"\r") or (not verified and self._sent_cr):  # half a CRLF: finish it
+            error = (
+                proto_frame(run_error, consumer.bindings)
+                if self._protobuf
+                else sse_frame(run_error)
+            )
+        half_a_crlf = verified.endswith(b"\r") or (not verified and self._sent_cr)
+        if half_a_crlf and not self._protobuf:  # frames carry their lengths: none to finish
             error = b"\n" + error
         self._ended = True
         await self._send(
