@@ -362,6 +362,28 @@ def test_the_same_warning_in_another_run_is_kept_again() -> None:
     assert len(consume(body).warnings) == 4
 
 
+def test_a_warning_about_a_run_started_event_belongs_to_the_run_it_starts() -> None:
+    start = event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
+    finish = event(type="RUN_FINISHED", threadId="t", runId="r")
+    result = consume([start, finish, start, finish])
+    assert result.violation is None
+    assert result.warnings == [
+        "event 0 /vendorTrace: removed unrecognised property",
+        "event 2 /vendorTrace: removed unrecognised property",
+    ]
+
+
+def test_a_run_started_warning_repeated_within_its_run_still_collapses() -> None:
+    start = event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
+    custom = event(type="CUSTOM", name="c", value=1, vendorTrace="x")
+    finish = event(type="RUN_FINISHED", threadId="t", runId="r")
+    result = consume([start, custom, finish, start, custom, custom, finish])
+    assert result.warnings == [
+        "event 0 /vendorTrace: removed unrecognised property (2 times in this run)",
+        "event 3 /vendorTrace: removed unrecognised property (3 times in this run)",
+    ]
+
+
 # --- a whole body is framed in slices (item 10) ------------------------------------------------
 
 

@@ -239,7 +239,7 @@ class Consumer:
                     # _deliver, inlined: most events are not chunks; a call per event is measurable
                     continued = receive(event, index)
                     if type(event) is self._run_started:
-                        self._run_started_by(event)
+                        self._run_started_by(event, index)
                     grown = apply(event, index)
                     if delivered is not None:
                         delivered.append(event)
@@ -309,7 +309,7 @@ class Consumer:
     ) -> None:
         self._lifecycle.receive(event, index)
         if type(event) is self._run_started:
-            self._run_started_by(event)
+            self._run_started_by(event, index)
         self._reducer.apply(event, index)
         if delivered is not None:
             delivered.append(event)
@@ -327,9 +327,11 @@ class Consumer:
                 return None
         return encode_document(document, index)  # anything but an object is not-an-object
 
-    def _run_started_by(self, event: Any) -> None:
-        """A run began: the boundary learns its id, and the producer's declaration is judged."""
+    def _run_started_by(self, event: Any, index: int) -> None:
+        """A run began: the boundary learns its id, the warnings about the event join the new
+        run, and the producer's declaration is judged."""
         self._compat.run_id = event.run_id
+        self._warnings.run_started(index, len(self._lifecycle.runs))
         if event.protocol_version is not msgspec.UNSET:
             notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
             if notice is not None:

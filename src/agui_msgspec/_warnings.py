@@ -20,14 +20,14 @@ def cut(message: str) -> str:
     return message[: MAX_WARNING_LENGTH - 1] + "\u2026"
 
 
-def _kind(message: str) -> str:
-    """The warning without its "event N" prefix: its kind and path."""
+def _split(message: str) -> tuple[str, str]:
+    """The warning's "event N" prefix (empty if it has none), and the rest: its kind and path."""
     if not message.startswith("event "):
-        return message
+        return "", message
     end = 6
     while end < len(message) and "0" <= message[end] <= "9":
         end += 1
-    return message[end:]
+    return message[:end], message[end:]
 
 
 class _Seen:
@@ -47,22 +47,54 @@ class WarningLog:
         self.kept: list[str] = []
         self._seen: dict[tuple[int, str], _Seen] = {}  # by (run, kind)
         self._not_kept = 0
+        # The warnings about the latest event, which may turn out to start a new run:
+        # its "event N" prefix and (message, run, kind, the kept warning it made or repeated).
+        self._latest_event = ""
+        self._latest: list[tuple[str, int, str, _Seen | None]] = []
 
     def add(self, message: str, run: int) -> None:
         """Keep ``message`` (already :func:`cut`) as a warning of run number ``run``."""
-        key = (run, _kind(message))
+        event, kind = _split(message)
+        if event != self._latest_event:
+            self._latest_event, self._latest = event, []
+        seen = self._keep(message, (run, kind))
+        if len(self._latest) < self.max_warnings:  # past it, the rest stay with the earlier run
+            self._latest.append((message, run, kind, seen))
+
+    def run_started(self, index: int, run: int) -> None:
+        """Event ``index`` started run number ``run``: the warnings about it, said while it
+        was still decoding, belong to that run, not to the one before."""
+        if self._latest_event != f"event {index}":
+            return
+        latest, self._latest = self._latest, []
+        for message, earlier_run, kind, seen in latest:
+            if earlier_run == run or seen is None:
+                continue
+            if seen.count > 1:  # it repeated an earlier run's warning: undo that
+                seen.count -= 1
+                repeats = f" ({seen.count} times in this run)" if seen.count > 1 else ""
+                self.kept[seen.position] = seen.first + repeats
+                self._keep(message, (run, kind))
+            else:  # it made its own: the same line, under the new run
+                del self._seen[(earlier_run, kind)]
+                self._seen[(run, kind)] = seen
+
+    def _keep(self, message: str, key: tuple[int, str]) -> _Seen | None:
+        """Keep ``message`` under ``key``, or count it as a repeat; the kept warning it made or
+        repeated, None once the bound is reached."""
         seen = self._seen.get(key)
         if seen is not None:
             seen.count += 1
             self.kept[seen.position] = f"{seen.first} ({seen.count} times in this run)"
-            return
+            return seen
         if len(self._seen) < self.max_warnings:
-            self._seen[key] = _Seen(len(self.kept), message)
+            seen = self._seen[key] = _Seen(len(self.kept), message)
             self.kept.append(message)
-            return
+            return seen
         self._not_kept += 1
         summary = f"{self._not_kept} more warnings not kept (max_warnings={self.max_warnings})"
         if self._not_kept == 1:
             self.kept.append(summary)
         else:
             self.kept[-1] = summary
+        return None
