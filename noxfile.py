@@ -192,6 +192,8 @@ def bench(session: nox.Session) -> None:
     # per-event cost at 1k and 100k events of each stream shape that once grew with the stream
     quick = ["--large", "20000", "--repeat", "1"] if "--quick" in session.posargs else []
     session.run("python", "benchmarks/scaling.py", *quick)
+    # the state workload with its costly stages taken out in turn: what bounds its target
+    session.run("python", "benchmarks/state_floor.py", *(["--repeat", "2"] if quick else []))
 
 
 @nox.session
