@@ -159,7 +159,10 @@ class Reducer:
         self._view = _MessageList()
         self._view_stale = False
         self._serial = 0
-        self._serials: dict[str, list[int]] = {}  # id → its messages' serials (one, nearly always)
+        # id → the serial of the latest message under it; the serials of earlier ones, in
+        # order, only for the rare id several messages share: no list per message.
+        self._latest: dict[str, int] = {}
+        self._earlier: dict[str, list[int]] = {}
         self._by_role: dict[str, dict[int, None]] = {}  # role → its messages' serials
         self._by_id: dict[str, Any] = {}  # id → the latest message under it
         self._tool_calls: dict[str, Any] = {}
@@ -232,7 +235,10 @@ class Reducer:
         self._messages[serial] = message
         if not self._view_stale:
             list.append(self._view, message)
-        self._serials.setdefault(message.id, []).append(serial)
+        latest = self._latest.setdefault(message.id, serial)
+        if latest != serial:  # the id has a message already: this one is now its latest
+            self._earlier.setdefault(message.id, []).append(latest)
+            self._latest[message.id] = serial
         self._by_role.setdefault(message.role, {})[serial] = None
         self._by_id[message.id] = message
         self._index_calls(message)
@@ -250,7 +256,7 @@ class Reducer:
     def _replace(self, old: Any, new: Any) -> None:
         """Put ``new`` in the place of ``old``, the latest message under its id. The tool
         calls of ``old`` stay addressable: one may still be streaming its arguments."""
-        self._replace_at(self._serials[old.id][-1], new, keep_calls=True)
+        self._replace_at(self._latest[old.id], new, keep_calls=True)
 
     def _replace_at(self, serial: int, new: Any, *, keep_calls: bool = False) -> None:
         """Put ``new`` in the place of the message ``serial``, which has the same id."""
@@ -274,13 +280,23 @@ class Reducer:
         self._unindex_calls(message)
 
     def _forget_id(self, message_id: str, serial: int) -> None:
-        serials = self._serials[message_id]
-        serials.remove(serial)
-        if serials:
-            self._by_id[message_id] = self._messages[serials[-1]]
-        else:
-            del self._serials[message_id]
+        earlier = self._earlier.get(message_id)
+        if earlier is None:  # the id's only message
+            del self._latest[message_id]
             del self._by_id[message_id]
+            return
+        if serial == self._latest[message_id]:
+            latest = self._latest[message_id] = earlier.pop()
+            self._by_id[message_id] = self._messages[latest]
+        else:
+            earlier.remove(serial)
+        if not earlier:
+            del self._earlier[message_id]
+
+    def _serials_under(self, message_id: str) -> list[int]:
+        """The serials of the messages under ``message_id``, in order."""
+        latest = self._latest.get(message_id)
+        return [] if latest is None else [*self._earlier.get(message_id, ()), latest]
 
     def _end_streams(self, event: Any, index: int) -> None:
         """A run boundary ends whatever was streaming (RUN_ERROR abandons open items)."""
@@ -493,7 +509,7 @@ class Reducer:
         # Only the messages the snapshot replaces or removes are visited: those under its
         # ids, and those of the roles it rules (every role but a client-only one it does
         # not carry). Each is removed once, so a snapshot costs its own size, amortised.
-        visited = {serial for item_id in incoming for serial in self._serials.get(item_id, ())}
+        visited = {serial for item_id in incoming for serial in self._serials_under(item_id)}
         for role, serials in self._by_role.items():
             if role not in _CLIENT_ONLY_ROLES or role in carried_roles:
                 visited.update(serials)
