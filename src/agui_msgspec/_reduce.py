@@ -159,12 +159,12 @@ class Reducer:
         self._view = _MessageList()
         self._view_stale = False
         self._serial = 0
-        # id → the serial of the latest message under it; the serials of earlier ones, in
-        # order, only for the rare id several messages share: no list per message.
+        # id → the serial of the latest message under it (the message is ``_messages[serial]``:
+        # no second map by id), and the serials of earlier ones, in order, for the rare id
+        # several messages share: an int per message, no list.
         self._latest: dict[str, int] = {}
         self._earlier: dict[str, list[int]] = {}
         self._by_role: dict[str, dict[int, None]] = {}  # role → its messages' serials
-        self._by_id: dict[str, Any] = {}  # id → the latest message under it
         self._tool_calls: dict[str, Any] = {}
         # id → the deltas streamed so far into a message's content or a tool call's
         # arguments: joined when read, not once per delta
@@ -240,7 +240,6 @@ class Reducer:
             self._earlier.setdefault(message.id, []).append(latest)
             self._latest[message.id] = serial
         self._by_role.setdefault(message.role, {})[serial] = None
-        self._by_id[message.id] = message
         self._index_calls(message)
 
     def _index_calls(self, message: Any) -> None:
@@ -266,8 +265,6 @@ class Reducer:
         if old.role != new.role:
             del self._by_role[old.role][serial]
             self._by_role.setdefault(new.role, {})[serial] = None
-        if self._by_id[old.id] is old:
-            self._by_id[old.id] = new
         if not keep_calls:
             self._unindex_calls(old)
         self._index_calls(new)
@@ -283,15 +280,18 @@ class Reducer:
         earlier = self._earlier.get(message_id)
         if earlier is None:  # the id's only message
             del self._latest[message_id]
-            del self._by_id[message_id]
             return
         if serial == self._latest[message_id]:
-            latest = self._latest[message_id] = earlier.pop()
-            self._by_id[message_id] = self._messages[latest]
+            self._latest[message_id] = earlier.pop()
         else:
             earlier.remove(serial)
         if not earlier:
             del self._earlier[message_id]
+
+    def _message(self, message_id: str) -> Any:
+        """The latest message under ``message_id``, or None."""
+        serial = self._latest.get(message_id)
+        return None if serial is None else self._messages[serial]
 
     def _serials_under(self, message_id: str) -> list[int]:
         """The serials of the messages under ``message_id``, in order."""
@@ -314,13 +314,13 @@ class Reducer:
         if echoed is UNSET:
             return
         for message in echoed.messages:
-            if message.id not in self._by_id:
+            if message.id not in self._latest:
                 self._add(_own_copy(message))
 
     def _flush_all(self) -> None:
         for streams in (self._text, self._thoughts):
             for message_id, parts in streams.items():
-                self._by_id[message_id].content = parts.text()
+                self._message(message_id).content = parts.text()
         for call_id, parts in self._args.items():
             self._tool_calls[call_id].function.arguments = parts.text()
         for message, parts in self._settled_content.values():
@@ -348,7 +348,7 @@ class Reducer:
         return _Parts([current(target)])
 
     def _text_start(self, event: Any, index: int) -> None:
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is None:
             message_type = self._text_roles[event.role]
             existing = message_type(id=event.message_id, content="", name=event.name)
@@ -390,13 +390,13 @@ class Reducer:
             return None
         parts.append(event.delta)
         if event.metadata is not UNSET:
-            _merge_metadata(self._by_id[event.message_id], event)
+            _merge_metadata(self._message(event.message_id), event)
         return parts.append
 
     def _end_text(self, streams: dict[str, _Parts], event: Any) -> None:
         parts = streams.pop(event.message_id, None)
         if parts is not None:
-            message = self._by_id[event.message_id]
+            message = self._message(event.message_id)
             if parts.close():
                 message.content = parts[0]
             else:
@@ -404,7 +404,7 @@ class Reducer:
             _merge_metadata(message, event)
 
     def _thought_start(self, event: Any, index: int) -> None:
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is None:
             existing = self._b.ReasoningMessage(id=event.message_id, content="")
             existing.subagent_run_id = event.subagent_run_id
@@ -431,13 +431,13 @@ class Reducer:
         parent_id = (
             event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
         )
-        parent = self._by_id.get(parent_id)
+        parent = self._message(parent_id)
         if parent is not None and parent.role != "assistant":
             self._warn(
                 f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {parent.role} message; "
                 f"the call is kept on an assistant message of its own, {event.tool_call_id!r}"
             )
-            parent = self._by_id.get(event.tool_call_id)
+            parent = self._message(event.tool_call_id)
             parent_id = event.tool_call_id
         if parent is None or parent.role != "assistant":
             parent = self._b.AssistantMessage(id=parent_id)
@@ -478,7 +478,7 @@ class Reducer:
             subagent_run_id=event.subagent_run_id,
             metadata=event.metadata,
         )
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is None:
             self._add(message)
         else:
@@ -488,7 +488,7 @@ class Reducer:
         if event.subtype == "tool-call":
             target = self._tool_calls.get(event.entity_id)
         else:
-            target = self._by_id.get(event.entity_id)
+            target = self._message(event.entity_id)
             if target is not None and target.role == "activity":
                 target = None
         if target is None:
@@ -522,20 +522,20 @@ class Reducer:
         for message in incoming.values():
             self._add(message)
         # What is still streaming continues from the snapshot's version of it.
-        self._restart(self._text, self._by_id, _text_of, "message", index)
-        self._restart(self._thoughts, self._by_id, _text_of, "reasoning message", index)
-        self._restart(self._args, self._tool_calls, _arguments_of, "tool call", index)
+        self._restart(self._text, self._message, _text_of, "message", index)
+        self._restart(self._thoughts, self._message, _text_of, "reasoning message", index)
+        self._restart(self._args, self._tool_calls.get, _arguments_of, "tool call", index)
 
     def _restart(
         self,
         streams: dict[str, _Parts],
-        targets: dict[str, Any],
+        target_of: Callable[[str], Any],
         current: Callable[[Any], str],
         label: str,
         index: int,
     ) -> None:
         for item_id in list(streams):
-            target = targets.get(item_id)
+            target = target_of(item_id)
             if target is None:
                 del streams[item_id]
                 self._warn(
@@ -588,7 +588,7 @@ class Reducer:
     # --- activity ------------------------------------------------------------------------
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is not None and not event.replace:
             return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
@@ -606,7 +606,7 @@ class Reducer:
         self._replace(existing, message)
 
     def _activity_delta(self, event: Any, index: int) -> None:
-        target = self._by_id.get(event.message_id)
+        target = self._message(event.message_id)
         if target is None or target.role != "activity":
             self._warn(
                 f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
