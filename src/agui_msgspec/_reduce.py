@@ -164,7 +164,9 @@ class Reducer:
         # several messages share: an int per message, no list.
         self._latest: dict[str, int] = {}
         self._earlier: dict[str, list[int]] = {}
-        self._by_role: dict[str, dict[int, None]] = {}  # role → its messages' serials
+        # role → its messages' serials: a set, smaller than a dict, as a snapshot sorts
+        # what it visits anyway
+        self._by_role: dict[str, set[int]] = {}
         self._tool_calls: dict[str, Any] = {}
         # id → the deltas streamed so far into a message's content or a tool call's
         # arguments: joined when read, not once per delta
@@ -239,7 +241,7 @@ class Reducer:
         if latest != serial:  # the id has a message already: this one is now its latest
             self._earlier.setdefault(message.id, []).append(latest)
             self._latest[message.id] = serial
-        self._by_role.setdefault(message.role, {})[serial] = None
+        self._by_role.setdefault(message.role, set()).add(serial)
         self._index_calls(message)
 
     def _index_calls(self, message: Any) -> None:
@@ -263,8 +265,8 @@ class Reducer:
         self._messages[serial] = new
         self._view_stale = True
         if old.role != new.role:
-            del self._by_role[old.role][serial]
-            self._by_role.setdefault(new.role, {})[serial] = None
+            self._by_role[old.role].remove(serial)
+            self._by_role.setdefault(new.role, set()).add(serial)
         if not keep_calls:
             self._unindex_calls(old)
         self._index_calls(new)
@@ -272,7 +274,7 @@ class Reducer:
     def _remove_at(self, serial: int) -> None:
         message = self._messages.pop(serial)
         self._view_stale = True
-        del self._by_role[message.role][serial]
+        self._by_role[message.role].remove(serial)
         self._forget_id(message.id, serial)
         self._unindex_calls(message)
 
