@@ -515,6 +515,43 @@ def test_input_message_reopened_by_the_stream_appends() -> None:
     assert messages(result) == [{"role": "assistant", "id": "a1", "content": "hello, again"}]
 
 
+@pytest.mark.parametrize(
+    "history",
+    [
+        pytest.param([("reasoning", "hmm"), ("user", "hi")], id="latest-removed"),
+        pytest.param([("user", "hi"), ("reasoning", "hmm")], id="earlier-removed"),
+        pytest.param(
+            [("reasoning", "so"), ("reasoning", "hmm"), ("user", "hi")], id="latest-of-three"
+        ),
+    ],
+)
+def test_an_id_input_messages_share_names_the_latest_one_left(
+    history: list[tuple[str, str]],
+) -> None:
+    shared = [{"role": role, "id": "m", "content": content} for role, content in history]
+    # The snapshot removes the user message and leaves the reasoning ones: the id then
+    # names the latest of those, which the stream continues.
+    snapshot = {"type": "MESSAGES_SNAPSHOT", "messages": []}
+    result = accepted(one_run(snapshot, *thought("m", ", then")), input=make_input(shared))
+    kept = [content for role, content in history if role == "reasoning"]
+    assert [m["content"] for m in messages(result)] == [*kept[:-1], f"{kept[-1]}, then"]
+
+
+def test_an_id_input_messages_share_is_replaced_at_its_latest() -> None:
+    history = [
+        {"role": "user", "id": "m", "content": "first"},
+        {"role": "user", "id": "m", "content": "second"},
+    ]
+    result = accepted(
+        one_run({"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "ok"}),
+        input=make_input(history),
+    )
+    assert [(m["role"], m["content"]) for m in messages(result)] == [
+        ("user", "first"),
+        ("tool", "ok"),
+    ]
+
+
 # --- activity -----------------------------------------------------------------------------
 
 

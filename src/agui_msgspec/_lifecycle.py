@@ -430,11 +430,13 @@ class Lifecycle:
     def _track_activity(self, event: Any, event_type: str, index: int) -> None:
         """A delta continues the activity its snapshot opened: a tag must agree with that owner."""
         owner = _optional(event.subagent_run_id)
-        established = self._activity_owner.get(event.message_id, owner)
         if event_type == "ACTIVITY_DELTA":
+            established = self._activity_owner.get(event.message_id, owner)
             self._check_owner(ACTIVITY, event.message_id, established, owner, event_type, index)
-        elif event.replace or event.message_id not in self._activity_owner:
+        elif event.replace:
             self._activity_owner[event.message_id] = owner  # replacing re-mints attribution
+        else:
+            self._activity_owner.setdefault(event.message_id, owner)
 
     @staticmethod
     def _check_owner(

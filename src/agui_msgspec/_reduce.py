@@ -159,9 +159,14 @@ class Reducer:
         self._view = _MessageList()
         self._view_stale = False
         self._serial = 0
-        self._serials: dict[str, list[int]] = {}  # id → its messages' serials (one, nearly always)
-        self._by_role: dict[str, dict[int, None]] = {}  # role → its messages' serials
-        self._by_id: dict[str, Any] = {}  # id → the latest message under it
+        # id → the serial of the latest message under it (the message is ``_messages[serial]``:
+        # no second map by id), and the serials of earlier ones, in order, for the rare id
+        # several messages share: an int per message, no list.
+        self._latest: dict[str, int] = {}
+        self._earlier: dict[str, list[int]] = {}
+        # role → its messages' serials: a set, smaller than a dict, as a snapshot sorts
+        # what it visits anyway
+        self._by_role: dict[str, set[int]] = {}
         self._tool_calls: dict[str, Any] = {}
         # id → the deltas streamed so far into a message's content or a tool call's
         # arguments: joined when read, not once per delta
@@ -232,9 +237,11 @@ class Reducer:
         self._messages[serial] = message
         if not self._view_stale:
             list.append(self._view, message)
-        self._serials.setdefault(message.id, []).append(serial)
-        self._by_role.setdefault(message.role, {})[serial] = None
-        self._by_id[message.id] = message
+        latest = self._latest.setdefault(message.id, serial)
+        if latest != serial:  # the id has a message already: this one is now its latest
+            self._earlier.setdefault(message.id, []).append(latest)
+            self._latest[message.id] = serial
+        self._by_role.setdefault(message.role, set()).add(serial)
         self._index_calls(message)
 
     def _index_calls(self, message: Any) -> None:
@@ -250,7 +257,7 @@ class Reducer:
     def _replace(self, old: Any, new: Any) -> None:
         """Put ``new`` in the place of ``old``, the latest message under its id. The tool
         calls of ``old`` stay addressable: one may still be streaming its arguments."""
-        self._replace_at(self._serials[old.id][-1], new, keep_calls=True)
+        self._replace_at(self._latest[old.id], new, keep_calls=True)
 
     def _replace_at(self, serial: int, new: Any, *, keep_calls: bool = False) -> None:
         """Put ``new`` in the place of the message ``serial``, which has the same id."""
@@ -258,10 +265,8 @@ class Reducer:
         self._messages[serial] = new
         self._view_stale = True
         if old.role != new.role:
-            del self._by_role[old.role][serial]
-            self._by_role.setdefault(new.role, {})[serial] = None
-        if self._by_id[old.id] is old:
-            self._by_id[old.id] = new
+            self._by_role[old.role].remove(serial)
+            self._by_role.setdefault(new.role, set()).add(serial)
         if not keep_calls:
             self._unindex_calls(old)
         self._index_calls(new)
@@ -269,18 +274,31 @@ class Reducer:
     def _remove_at(self, serial: int) -> None:
         message = self._messages.pop(serial)
         self._view_stale = True
-        del self._by_role[message.role][serial]
+        self._by_role[message.role].remove(serial)
         self._forget_id(message.id, serial)
         self._unindex_calls(message)
 
     def _forget_id(self, message_id: str, serial: int) -> None:
-        serials = self._serials[message_id]
-        serials.remove(serial)
-        if serials:
-            self._by_id[message_id] = self._messages[serials[-1]]
+        earlier = self._earlier.get(message_id)
+        if earlier is None:  # the id's only message
+            del self._latest[message_id]
+            return
+        if serial == self._latest[message_id]:
+            self._latest[message_id] = earlier.pop()
         else:
-            del self._serials[message_id]
-            del self._by_id[message_id]
+            earlier.remove(serial)
+        if not earlier:
+            del self._earlier[message_id]
+
+    def _message(self, message_id: str) -> Any:
+        """The latest message under ``message_id``, or None."""
+        serial = self._latest.get(message_id)
+        return None if serial is None else self._messages[serial]
+
+    def _serials_under(self, message_id: str) -> list[int]:
+        """The serials of the messages under ``message_id``, in order."""
+        latest = self._latest.get(message_id)
+        return [] if latest is None else [*self._earlier.get(message_id, ()), latest]
 
     def _end_streams(self, event: Any, index: int) -> None:
         """A run boundary ends whatever was streaming (RUN_ERROR abandons open items)."""
@@ -298,13 +316,13 @@ class Reducer:
         if echoed is UNSET:
             return
         for message in echoed.messages:
-            if message.id not in self._by_id:
+            if message.id not in self._latest:
                 self._add(_own_copy(message))
 
     def _flush_all(self) -> None:
         for streams in (self._text, self._thoughts):
             for message_id, parts in streams.items():
-                self._by_id[message_id].content = parts.text()
+                self._message(message_id).content = parts.text()
         for call_id, parts in self._args.items():
             self._tool_calls[call_id].function.arguments = parts.text()
         for message, parts in self._settled_content.values():
@@ -332,7 +350,7 @@ class Reducer:
         return _Parts([current(target)])
 
     def _text_start(self, event: Any, index: int) -> None:
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is None:
             message_type = self._text_roles[event.role]
             existing = message_type(id=event.message_id, content="", name=event.name)
@@ -374,13 +392,13 @@ class Reducer:
             return None
         parts.append(event.delta)
         if event.metadata is not UNSET:
-            _merge_metadata(self._by_id[event.message_id], event)
+            _merge_metadata(self._message(event.message_id), event)
         return parts.append
 
     def _end_text(self, streams: dict[str, _Parts], event: Any) -> None:
         parts = streams.pop(event.message_id, None)
         if parts is not None:
-            message = self._by_id[event.message_id]
+            message = self._message(event.message_id)
             if parts.close():
                 message.content = parts[0]
             else:
@@ -388,7 +406,7 @@ class Reducer:
             _merge_metadata(message, event)
 
     def _thought_start(self, event: Any, index: int) -> None:
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is None:
             existing = self._b.ReasoningMessage(id=event.message_id, content="")
             existing.subagent_run_id = event.subagent_run_id
@@ -415,13 +433,13 @@ class Reducer:
         parent_id = (
             event.tool_call_id if event.parent_message_id is UNSET else event.parent_message_id
         )
-        parent = self._by_id.get(parent_id)
+        parent = self._message(parent_id)
         if parent is not None and parent.role != "assistant":
             self._warn(
                 f"TOOL_CALL_START /parentMessageId: {parent_id!r} is a {parent.role} message; "
                 f"the call is kept on an assistant message of its own, {event.tool_call_id!r}"
             )
-            parent = self._by_id.get(event.tool_call_id)
+            parent = self._message(event.tool_call_id)
             parent_id = event.tool_call_id
         if parent is None or parent.role != "assistant":
             parent = self._b.AssistantMessage(id=parent_id)
@@ -462,7 +480,7 @@ class Reducer:
             subagent_run_id=event.subagent_run_id,
             metadata=event.metadata,
         )
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is None:
             self._add(message)
         else:
@@ -472,7 +490,7 @@ class Reducer:
         if event.subtype == "tool-call":
             target = self._tool_calls.get(event.entity_id)
         else:
-            target = self._by_id.get(event.entity_id)
+            target = self._message(event.entity_id)
             if target is not None and target.role == "activity":
                 target = None
         if target is None:
@@ -493,7 +511,7 @@ class Reducer:
         # Only the messages the snapshot replaces or removes are visited: those under its
         # ids, and those of the roles it rules (every role but a client-only one it does
         # not carry). Each is removed once, so a snapshot costs its own size, amortised.
-        visited = {serial for item_id in incoming for serial in self._serials.get(item_id, ())}
+        visited = {serial for item_id in incoming for serial in self._serials_under(item_id)}
         for role, serials in self._by_role.items():
             if role not in _CLIENT_ONLY_ROLES or role in carried_roles:
                 visited.update(serials)
@@ -506,20 +524,20 @@ class Reducer:
         for message in incoming.values():
             self._add(message)
         # What is still streaming continues from the snapshot's version of it.
-        self._restart(self._text, self._by_id, _text_of, "message", index)
-        self._restart(self._thoughts, self._by_id, _text_of, "reasoning message", index)
-        self._restart(self._args, self._tool_calls, _arguments_of, "tool call", index)
+        self._restart(self._text, self._message, _text_of, "message", index)
+        self._restart(self._thoughts, self._message, _text_of, "reasoning message", index)
+        self._restart(self._args, self._tool_calls.get, _arguments_of, "tool call", index)
 
     def _restart(
         self,
         streams: dict[str, _Parts],
-        targets: dict[str, Any],
+        target_of: Callable[[str], Any],
         current: Callable[[Any], str],
         label: str,
         index: int,
     ) -> None:
         for item_id in list(streams):
-            target = targets.get(item_id)
+            target = target_of(item_id)
             if target is None:
                 del streams[item_id]
                 self._warn(
@@ -572,7 +590,7 @@ class Reducer:
     # --- activity ------------------------------------------------------------------------
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
-        existing = self._by_id.get(event.message_id)
+        existing = self._message(event.message_id)
         if existing is not None and not event.replace:
             return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
@@ -590,7 +608,7 @@ class Reducer:
         self._replace(existing, message)
 
     def _activity_delta(self, event: Any, index: int) -> None:
-        target = self._by_id.get(event.message_id)
+        target = self._message(event.message_id)
         if target is None or target.role != "activity":
             self._warn(
                 f"event {index}: ACTIVITY_DELTA names no activity message {event.message_id!r}; skipped"
