@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_msgspec import Consumer, consume, consume_body
+from agui_msgspec._warnings import WarningLog
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_POINTER = json.loads((ROOT / "schema" / "1.1" / "schema.json").read_text())
@@ -370,6 +371,23 @@ def test_a_warning_about_a_run_started_event_belongs_to_the_run_it_starts() -> N
     assert result.warnings == [
         "event 0 /vendorTrace: removed unrecognised property",
         "event 2 /vendorTrace: removed unrecognised property",
+    ]
+
+
+def test_warnings_of_a_run_started_event_collapse_with_each_other_in_the_new_run() -> None:
+    log = WarningLog()
+    log.add("event 0 /x: removed unrecognised property", 0)  # run 1's RUN_STARTED, decoding
+    log.run_started(0, 1)
+    log.add("event 5 /x: removed unrecognised property", 1)
+    log.add("event 9 /x: removed unrecognised property", 1)  # run 2's RUN_STARTED, decoding
+    log.add("event 9 /x: removed unrecognised property", 1)
+    log.add("event 9 /y: removed unrecognised property", 1)
+    log.add("event 9 /y: removed unrecognised property", 1)
+    log.run_started(9, 2)
+    assert log.kept == [
+        "event 0 /x: removed unrecognised property (2 times in this run)",
+        "event 9 /y: removed unrecognised property (2 times in this run)",
+        "event 9 /x: removed unrecognised property (2 times in this run)",
     ]
 
 

@@ -48,9 +48,10 @@ class WarningLog:
         self._seen: dict[tuple[int, str], _Seen] = {}  # by (run, kind)
         self._not_kept = 0
         # The warnings about the latest event, which may turn out to start a new run:
-        # its "event N" prefix and (message, run, kind, the kept warning it made or repeated).
+        # its "event N" prefix and (message, run, kind, the kept warning it made or repeated,
+        # whether it made it).
         self._latest_event = ""
-        self._latest: list[tuple[str, int, str, _Seen | None]] = []
+        self._latest: list[tuple[str, int, str, _Seen | None, bool]] = []
 
     def add(self, message: str, run: int) -> None:
         """Keep ``message`` (already :func:`cut`) as a warning of run number ``run``."""
@@ -59,7 +60,7 @@ class WarningLog:
             self._latest_event, self._latest = event, []
         seen = self._keep(message, (run, kind))
         if len(self._latest) < self.max_warnings:  # past it, the rest stay with the earlier run
-            self._latest.append((message, run, kind, seen))
+            self._latest.append((message, run, kind, seen, seen is not None and seen.count == 1))
 
     def run_started(self, index: int, run: int) -> None:
         """Event ``index`` started run number ``run``: the warnings about it, said while it
@@ -67,17 +68,18 @@ class WarningLog:
         if self._latest_event != f"event {index}":
             return
         latest, self._latest = self._latest, []
-        for message, earlier_run, kind, seen in latest:
+        made_here = [seen for *_, seen, made in latest if made]
+        for message, earlier_run, kind, seen, made in latest:
             if earlier_run == run or seen is None:
                 continue
-            if seen.count > 1:  # it repeated an earlier run's warning: undo that
+            if made:  # the same line, under the new run
+                del self._seen[(earlier_run, kind)]
+                self._seen[(run, kind)] = seen
+            elif not any(seen is own for own in made_here):  # it repeated an earlier run's
                 seen.count -= 1
                 repeats = f" ({seen.count} times in this run)" if seen.count > 1 else ""
                 self.kept[seen.position] = seen.first + repeats
                 self._keep(message, (run, kind))
-            else:  # it made its own: the same line, under the new run
-                del self._seen[(earlier_run, kind)]
-                self._seen[(run, kind)] = seen
 
     def _keep(self, message: str, key: tuple[int, str]) -> _Seen | None:
         """Keep ``message`` under ``key``, or count it as a repeat; the kept warning it made or
