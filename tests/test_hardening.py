@@ -5,10 +5,12 @@ Memory is measured structurally (tracemalloc peaks), never by the clock.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import re
 import tracemalloc
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -400,6 +402,28 @@ def test_a_run_started_warning_repeated_within_its_run_still_collapses() -> None
         "event 0 /vendorTrace: removed unrecognised property (2 times in this run)",
         "event 3 /vendorTrace: removed unrecognised property (3 times in this run)",
     ]
+
+
+def test_a_dropped_consumer_is_freed_at_once_without_the_cyclic_collector() -> None:
+    """Its messages and state go with it: a server dropping a consumer per stream must not
+    hold each conversation until the collector's next full pass."""
+    consumer = Consumer(on_warning=lambda message: None)
+    for payload in in_run(
+        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", vendor=1),
+        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * 10_000),
+        event(type="TEXT_MESSAGE_END", messageId="m"),
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/a", "value": [1]}]),
+    ):
+        consumer.feed(payload)
+    consumer.close()
+    assert consumer.warnings  # the stages warned through it
+    dropped = weakref.ref(consumer)
+    gc.disable()
+    try:
+        del consumer
+        assert dropped() is None
+    finally:
+        gc.enable()
 
 
 # --- a whole body is framed in slices (item 10) ------------------------------------------------

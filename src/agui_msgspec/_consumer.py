@@ -38,7 +38,7 @@ from agui_msgspec._transports import (
     sniff_format,
 )
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
-from agui_msgspec._warnings import DEFAULT_MAX_WARNINGS, WarningLog, cut
+from agui_msgspec._warnings import DEFAULT_MAX_WARNINGS, WarningLog
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,
@@ -100,9 +100,9 @@ class Consumer:
         peer_version: str | None = None,
     ) -> None:
         self.bindings = bindings_for(version)
-        self._warnings = WarningLog(max_warnings)
+        self._warnings = WarningLog(max_warnings, on_warning)
         self.warnings: list[str] = self._warnings.kept
-        self._on_warning = on_warning
+        self._warn = self._warnings.warn
         self._compat = Compatibility(self._warn, peer_version)
         self._middleware = tuple(middleware)
         # With middleware or an era shim, every event is a document that the boundary sees
@@ -361,13 +361,6 @@ class Consumer:
             messages=list(self.messages),
             state=self.state,
         )
-
-    def _warn(self, message: str) -> None:
-        message = cut(message)
-        lifecycle = getattr(self, "_lifecycle", None)  # the input's warnings come before it
-        self._warnings.add(message, 0 if lifecycle is None else len(lifecycle.runs))
-        if self._on_warning is not None:
-            self._on_warning(message)
 
 
 @dataclass

@@ -7,6 +7,8 @@ a run is kept once, with a count (the ``on_warning`` callback still sees each).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 DEFAULT_MAX_WARNINGS = 1000
 """Distinct warnings kept per stream; past it, one summary line counts the rest."""
 MAX_WARNING_LENGTH = 1000
@@ -40,10 +42,21 @@ class _Seen:
 
 
 class WarningLog:
-    """The kept warnings, in :attr:`kept`, a list the caller may hand out as it grows."""
+    """The kept warnings, in :attr:`kept`, a list the caller may hand out as it grows.
 
-    def __init__(self, max_warnings: int = DEFAULT_MAX_WARNINGS) -> None:
+    :meth:`warn` is what the stages are given to warn with: the log, not the consumer, so
+    a consumer and its stages form no reference cycle and a dropped one is freed at once.
+    """
+
+    def __init__(
+        self,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
         self.max_warnings = max_warnings
+        self.on_warning = on_warning
+        self.run = 0
+        """The number of the run warnings are said in: 0 before the first."""
         self.kept: list[str] = []
         self._seen: dict[tuple[int, str], _Seen] = {}  # by (run, kind)
         self._not_kept = 0
@@ -52,6 +65,13 @@ class WarningLog:
         # whether it made it).
         self._latest_event = ""
         self._latest: list[tuple[str, int, str, _Seen | None, bool]] = []
+
+    def warn(self, message: str) -> None:
+        """Say ``message``: cut, kept as a warning of the current run, and passed on."""
+        message = cut(message)
+        self.add(message, self.run)
+        if self.on_warning is not None:
+            self.on_warning(message)
 
     def add(self, message: str, run: int) -> None:
         """Keep ``message`` (already :func:`cut`) as a warning of run number ``run``."""
@@ -63,8 +83,9 @@ class WarningLog:
             self._latest.append((message, run, kind, seen, seen is not None and seen.count == 1))
 
     def run_started(self, index: int, run: int) -> None:
-        """Event ``index`` started run number ``run``: the warnings about it, said while it
-        was still decoding, belong to that run, not to the one before."""
+        """Event ``index`` started run number ``run``, which later warnings are said in; the
+        warnings about the event, said while it was still decoding, belong to it too."""
+        self.run = run
         if self._latest_event != f"event {index}":
             return
         latest, self._latest = self._latest, []
