@@ -590,7 +590,8 @@ class Reducer:
     # --- activity ------------------------------------------------------------------------
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
-        existing = self._message(event.message_id)
+        serial = self._latest.get(event.message_id)  # looked up once: the id map is the largest
+        existing = None if serial is None else self._messages[serial]
         if existing is not None and not event.replace:
             return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
@@ -605,7 +606,7 @@ class Reducer:
             return
         message.metadata = existing.metadata  # metadata survives replacement
         _merge_metadata(message, event)
-        self._replace(existing, message)
+        self._replace_at(serial, message, keep_calls=True)
 
     def _activity_delta(self, event: Any, index: int) -> None:
         target = self._message(event.message_id)
