@@ -591,8 +591,7 @@ class Reducer:
 
     def _activity_snapshot(self, event: Any, index: int) -> None:
         serial = self._latest.get(event.message_id)  # looked up once: the id map is the largest
-        existing = None if serial is None else self._messages[serial]
-        if existing is not None and not event.replace:
+        if serial is not None and not event.replace:
             return  # replace: false leaves an existing message, of any role, as it stands
         message = self._b.ActivityMessage(
             id=event.message_id,
@@ -600,11 +599,11 @@ class Reducer:
             content=event.content,
             subagent_run_id=event.subagent_run_id,
         )
-        if existing is None:
+        if serial is None:
             message.metadata = event.metadata
             self._add(message)
             return
-        message.metadata = existing.metadata  # metadata survives replacement
+        message.metadata = self._messages[serial].metadata  # metadata survives replacement
         _merge_metadata(message, event)
         self._replace_at(serial, message, keep_calls=True)
 
