@@ -378,13 +378,13 @@ def test_a_warning_about_a_run_started_event_belongs_to_the_run_it_starts() -> N
 
 def test_warnings_of_a_run_started_event_collapse_with_each_other_in_the_new_run() -> None:
     log = WarningLog()
-    log.add("event 0 /x: removed unrecognised property", 0)  # run 1's RUN_STARTED, decoding
+    log.warn("event 0 /x: removed unrecognised property")  # run 1's RUN_STARTED, decoding
     log.run_started(0, 1)
-    log.add("event 5 /x: removed unrecognised property", 1)
-    log.add("event 9 /x: removed unrecognised property", 1)  # run 2's RUN_STARTED, decoding
-    log.add("event 9 /x: removed unrecognised property", 1)
-    log.add("event 9 /y: removed unrecognised property", 1)
-    log.add("event 9 /y: removed unrecognised property", 1)
+    log.warn("event 5 /x: removed unrecognised property")
+    log.warn("event 9 /x: removed unrecognised property")  # run 2's RUN_STARTED, decoding
+    log.warn("event 9 /x: removed unrecognised property")
+    log.warn("event 9 /y: removed unrecognised property")
+    log.warn("event 9 /y: removed unrecognised property")
     log.run_started(9, 2)
     assert log.kept == [
         "event 0 /x: removed unrecognised property (2 times in this run)",

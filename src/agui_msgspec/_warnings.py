@@ -60,46 +60,41 @@ class WarningLog:
         self.kept: list[str] = []
         self._seen: dict[tuple[int, str], _Seen] = {}  # by (run, kind)
         self._not_kept = 0
-        # The warnings about the latest event, which may turn out to start a new run:
-        # its "event N" prefix and (message, run, kind, the kept warning it made or repeated,
-        # whether it made it).
+        # The warnings about the latest event, which may turn out to start a new run: its
+        # "event N" prefix and (message, kind, the kept warning it made or repeated, whether
+        # it made it). All were said in the current run.
         self._latest_event = ""
-        self._latest: list[tuple[str, int, str, _Seen | None, bool]] = []
+        self._latest: list[tuple[str, str, _Seen | None, bool]] = []
 
     def warn(self, message: str) -> None:
         """Say ``message``: cut, kept as a warning of the current run, and passed on."""
         message = cut(message)
-        self.add(message, self.run)
-        if self.on_warning is not None:
-            self.on_warning(message)
-
-    def add(self, message: str, run: int) -> None:
-        """Keep ``message`` (already :func:`cut`) as a warning of run number ``run``."""
         event, kind = _split(message)
         if event != self._latest_event:
             self._latest_event, self._latest = event, []
-        seen = self._keep(message, (run, kind))
+        seen = self._keep(message, (self.run, kind))
         if len(self._latest) < self.max_warnings:  # past it, the rest stay with the earlier run
-            self._latest.append((message, run, kind, seen, seen is not None and seen.count == 1))
+            self._latest.append((message, kind, seen, seen is not None and seen.count == 1))
+        if self.on_warning is not None:
+            self.on_warning(message)
 
     def run_started(self, index: int, run: int) -> None:
         """Event ``index`` started run number ``run``, which later warnings are said in; the
         warnings about the event, said while it was still decoding, belong to it too."""
-        self.run = run
-        if self._latest_event != f"event {index}":
+        earlier_run, self.run = self.run, run
+        if self._latest_event != f"event {index}" or earlier_run == run:
             return
         latest, self._latest = self._latest, []
         made_here = [seen for *_, seen, made in latest if made]
-        for message, earlier_run, kind, seen, made in latest:
-            if earlier_run == run or seen is None:
+        for message, kind, seen, made in latest:
+            if seen is None:
                 continue
             if made:  # the same line, under the new run
                 del self._seen[(earlier_run, kind)]
                 self._seen[(run, kind)] = seen
             elif not any(seen is own for own in made_here):  # it repeated an earlier run's
                 seen.count -= 1
-                repeats = f" ({seen.count} times in this run)" if seen.count > 1 else ""
-                self.kept[seen.position] = seen.first + repeats
+                self._show(seen)
                 self._keep(message, (run, kind))
 
     def _keep(self, message: str, key: tuple[int, str]) -> _Seen | None:
@@ -108,7 +103,7 @@ class WarningLog:
         seen = self._seen.get(key)
         if seen is not None:
             seen.count += 1
-            self.kept[seen.position] = f"{seen.first} ({seen.count} times in this run)"
+            self._show(seen)
             return seen
         if len(self._seen) < self.max_warnings:
             seen = self._seen[key] = _Seen(len(self.kept), message)
@@ -121,3 +116,8 @@ class WarningLog:
         else:
             self.kept[-1] = summary
         return None
+
+    def _show(self, seen: _Seen) -> None:
+        """Write a kept warning's line: its first text, and how often it came if more than once."""
+        repeats = f" ({seen.count} times in this run)" if seen.count > 1 else ""
+        self.kept[seen.position] = seen.first + repeats
