@@ -22,12 +22,8 @@ from agui_msgspec._lifecycle import Run, RunStatus
 from agui_msgspec._official import from_official, to_official
 from agui_msgspec._producer import StrictWriter, encode, sse_frame
 from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, encode_proto, proto_frame
-from agui_msgspec._server import (
-    SSE_MEDIA_TYPE,
-    EventStream,
-    negotiate_media_type,
-)
-from agui_msgspec._transports import JSONLinesReader, SSEReader
+from agui_msgspec._server import EventStream, negotiate_media_type
+from agui_msgspec._transports import SSE_MEDIA_TYPE, JSONLinesReader, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from agui_msgspec.v1_1 import *  # noqa: F403
 from agui_msgspec.v1_1 import __all__ as _bindings

@@ -60,7 +60,12 @@ from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._input import prepare_input
 from agui_msgspec._lifecycle import Run
 from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, PayloadReader, SSEReader
+from agui_msgspec._transports import (
+    DEFAULT_MAX_EVENT_SIZE,
+    SSE_MEDIA_TYPE,
+    PayloadReader,
+    SSEReader,
+)
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
 
@@ -71,10 +76,9 @@ DEFAULT_TIMEOUT = 60.0
 INFLATE_PIECE = 64 * 1024
 """The most a compressed body inflates to in one step, before the reader frames it."""
 _EXCERPT_BYTES = 2048
-_EVENT_STREAM = "text/event-stream"
 # Both bindings, named: the protobuf one needs no extra dependency, and a server that does
 # not support it answers SSE (spec: basic/transports/http-protobuf, Negotiation).
-_ACCEPT = f"{_EVENT_STREAM}, {PROTOBUF_MEDIA_TYPE}"
+_ACCEPT = f"{SSE_MEDIA_TYPE}, {PROTOBUF_MEDIA_TYPE}"
 # What the agent can inflate piece by piece: nothing stacked, nothing else (br, zstd, ...).
 _ACCEPT_ENCODING = "gzip, deflate"
 _GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
@@ -362,7 +366,7 @@ class RunStream:
             coding = _content_coding(
                 response.headers.get_list("content-encoding", split_commas=True)
             )
-            if response.is_success and media_type.lower() in (_EVENT_STREAM, PROTOBUF_MEDIA_TYPE):
+            if response.is_success and media_type.lower() in (SSE_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE):
                 if media_type.lower() == PROTOBUF_MEDIA_TYPE:
                     self._reader = protobuf_reader(self._consumer, agent.max_event_size)
                 if coding is not None:

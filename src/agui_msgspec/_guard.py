@@ -40,7 +40,7 @@ from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._lifecycle import StreamState
 from agui_msgspec._producer import sse_frame
 from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSEReader
+from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE, SSEReader
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 Scope = MutableMapping[str, Any]
@@ -54,7 +54,7 @@ logger = logging.getLogger("agui_msgspec.guard")
 # The end of a blank line: where an SSE event is dispatched (LF, CRLF and CR all end lines).
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 _EVENT_EXCERPT = 2048  # bytes of the offending event the log line shows
-_SSE, _PROTOBUF = b"text/event-stream", PROTOBUF_MEDIA_TYPE.encode()
+_SSE, _PROTOBUF = SSE_MEDIA_TYPE.encode(), PROTOBUF_MEDIA_TYPE.encode()
 
 
 @dataclass(frozen=True)

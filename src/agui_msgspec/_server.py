@@ -25,9 +25,8 @@ from agui_msgspec._enforce import OfficialModel
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._producer import StrictWriter, sse_frame
 from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, proto_frame
+from agui_msgspec._transports import SSE_MEDIA_TYPE
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
-
-SSE_MEDIA_TYPE = "text/event-stream"
 
 ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel
 

@@ -45,6 +45,7 @@ from typing import Literal, Protocol
 from agui_msgspec._errors import TransportError, UsageError
 
 DEFAULT_MAX_EVENT_SIZE = 10 * 1024 * 1024
+SSE_MEDIA_TYPE = "text/event-stream"
 _BOM = b"\xef\xbb\xbf"
 # Between two events in the spelling producers send: "data: <payload>\n\ndata: <payload>".
 _PLAIN_EVENT_SEPARATOR = b"\n\ndata: "
