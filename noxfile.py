@@ -12,6 +12,7 @@ import nox
 
 ROOT = Path(__file__).parent
 SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
+BINDINGS = ROOT / "src" / "agui_msgspec"  # the generated modules live in the package
 # The generator's tools, pinned: the [codegen] extra gives ranges, drift needs one exact set.
 RUFF = "ruff==0.17.6"  # lints, and formats what the generator writes
 CODEGEN_PINS = ("datamodel-code-generator==0.89.0", "jinja2==3.1.6", RUFF)
@@ -60,34 +61,33 @@ def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> 
         session.run("agui-msgspec", "generate", str(schema), "--out", str(out), silent=True)
         if schema.with_name("proto-freeze.txt").exists():  # the protobuf wire schema and tables
             args = ["--schema", str(schema), "--out", str(out), *(["--frozen"] if frozen else [])]
-            session.run("python", "-m", "codegen.proto", *args, silent=True)
+            session.run("python", "-m", "agui_msgspec._codegen.proto", *args, silent=True)
+
+
+def _generated(folder: Path) -> dict[str, Path]:
+    """The generated files in folder: each version's bindings, wire tables and .proto."""
+    return {p.name: p for p in sorted(folder.glob("v[0-9]*")) if p.suffix in (".py", ".proto")}
 
 
 @nox.session
 def generate(session: nox.Session) -> None:
-    """Regenerate generated/ from schema/ (the installed package's generator, pinned tools)."""
-    _generate_into(session, ROOT / "generated")
+    """Regenerate the bindings in the package from schema/ (the installed package's generator,
+    pinned tools)."""
+    _generate_into(session, BINDINGS)
 
 
 @nox.session
 def drift(session: nox.Session) -> None:
-    """Fail if generated/ differs from what codegen makes of schema/ now."""
+    """Fail if the package's generated files differ from what codegen makes of schema/ now."""
     with tempfile.TemporaryDirectory() as tmp:
         _generate_into(session, Path(tmp), frozen=True)
-        fresh = sorted(p.name for p in Path(tmp).iterdir() if p.suffix in (".py", ".proto"))
-        committed = sorted(
-            p.name for p in (ROOT / "generated").iterdir() if p.suffix in (".py", ".proto")
-        )
-        if fresh != committed:
-            session.error(f"generated/ holds {committed}, codegen makes {fresh}")
-        changed = [
-            n for n in fresh if not filecmp.cmp(Path(tmp, n), ROOT / "generated" / n, shallow=False)
-        ]
+        fresh, committed = _generated(Path(tmp)), _generated(BINDINGS)
+        if sorted(fresh) != sorted(committed):
+            session.error(f"the package holds {sorted(committed)}, codegen makes {sorted(fresh)}")
+        changed = [n for n in fresh if not filecmp.cmp(fresh[n], committed[n], shallow=False)]
         if changed:
-            session.error(
-                f"generated/ was edited or is stale: {', '.join(changed)}; run `nox -s generate`"
-            )
-    session.log(f"generated/ matches schema/ ({len(fresh)} files)")
+            session.error(f"edited or stale: {', '.join(changed)}; run `nox -s generate`")
+    session.log(f"the generated files match schema/ ({len(fresh)} files)")
 
 
 _INSTALLED_CHECK = """

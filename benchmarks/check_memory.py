@@ -4,7 +4,7 @@
 
 The body is one run of many assistant messages (40 text deltas each), a tool call and a
 state delta after each, written to a temporary file. Each mode (``--summary``, the full
-timeline, ``--json``) runs as ``python -m agui_msgspec._cli check`` with its output sent
+timeline, ``--json``) runs as ``python -m agui_msgspec._tools.cli check`` with its output sent
 to /dev/null; the peak resident set size is the child's own ``ru_maxrss`` (``os.wait4``).
 Run by hand, not in CI.
 """
@@ -73,7 +73,9 @@ def peak_of(args: list[str]) -> tuple[int, float, int]:
     """The child's exit code, wall seconds and peak RSS in bytes."""
     start = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
-        child = subprocess.Popen([sys.executable, "-m", "agui_msgspec._cli", *args], stdout=devnull)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "agui_msgspec._tools.cli", *args], stdout=devnull
+        )
         _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     return child.returncode, time.perf_counter() - start, usage.ru_maxrss * 1024

@@ -60,7 +60,7 @@ from workloads import Workload, chunked
 
 import agui_msgspec
 from agui_msgspec import Consumer, Result, SSEReader, consume_body
-from agui_msgspec._enforce import Enforcer
+from agui_msgspec._pipeline.enforce import Enforcer
 
 CHUNK_SIZE = 64 * 1024
 BATCH = 1024

@@ -20,7 +20,9 @@ import workloads
 from ag_ui.core import Event as OfficialEvent
 from pydantic import TypeAdapter
 
-from agui_msgspec import _enforce, _reduce, consume_body
+from agui_msgspec import consume_body
+from agui_msgspec._pipeline import enforce as _enforce
+from agui_msgspec._pipeline import reduce as _reduce
 
 
 @contextmanager

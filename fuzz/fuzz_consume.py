@@ -63,8 +63,8 @@ from agui_msgspec import (
     proto_frame,
     v1_1,
 )
-from agui_msgspec._consumer import protobuf_reader
-from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader, sniff_format
+from agui_msgspec._pipeline.consumer import protobuf_reader
+from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

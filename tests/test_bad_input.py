@@ -23,8 +23,8 @@ import msgspec
 import pytest
 
 from agui_msgspec import Consumer, ProtocolViolation, Run, consume, consume_body
-from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, JSONLinesReader, SSEReader
+from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, JSONLinesReader, SSEReader
 
 Wire = dict[str, Any]
 Body = bytes | Callable[[], Iterator[bytes]]

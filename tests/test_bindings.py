@@ -225,7 +225,9 @@ def test_pre_1_0_draft_has_no_cancelled_outcome_and_no_file_source(
 def test_every_project_schema_has_a_committed_module() -> None:
     schemas = sorted(p.parent.name for p in (ROOT / "schema").glob("*/schema.json"))
     modules = sorted(
-        p.stem for p in (ROOT / "generated").glob("*.py") if not p.stem.endswith("_wire")
+        p.stem
+        for p in (ROOT / "src" / "agui_msgspec").glob("v*.py")
+        if not p.stem.endswith("_wire")
     )
     assert schemas == sorted(MODULES)
     assert modules == sorted(MODULES.values())
@@ -234,7 +236,7 @@ def test_every_project_schema_has_a_committed_module() -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_committed_module_is_what_codegen_makes(version: str, tmp_path: Path) -> None:
     fresh = generate(ROOT / "schema" / version / "schema.json", tmp_path)
-    committed = ROOT / "generated" / f"{MODULES[version]}.py"
+    committed = ROOT / "src" / "agui_msgspec" / f"{MODULES[version]}.py"
     assert fresh.name == committed.name
     assert fresh.read_bytes() == committed.read_bytes(), (
         f"{committed} was edited by hand or is stale; regenerate with `nox -s generate`"
@@ -274,7 +276,7 @@ def test_upstream_schema_generates_the_same_structure(
     version: str, tmp_path: Path, load_generated: Callable[[Path], ModuleType]
 ) -> None:
     fresh_path = generate(upstream_path(version), tmp_path)
-    committed_path = ROOT / "generated" / f"{MODULES[version]}.py"
+    committed_path = ROOT / "src" / "agui_msgspec" / f"{MODULES[version]}.py"
     fresh_source = fresh_path.read_text(encoding="utf-8")
     committed_source = committed_path.read_text(encoding="utf-8")
     # Descriptions differ between the files, so the texts must too; the code must not.

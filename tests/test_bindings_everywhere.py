@@ -29,7 +29,7 @@ from agui_msgspec import (
     prepare_input,
     read_input,
 )
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 from agui_msgspec._versions import load_bindings
 
 ROOT = Path(__file__).resolve().parents[1]

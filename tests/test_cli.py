@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from serving import serve_handler
 
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -239,7 +239,7 @@ def test_a_long_value_is_cut_in_the_timeline(
 def first_line_then_close(command: list[str]) -> tuple[str, int, str]:
     """Run the CLI, read one line of its output, close the pipe (as ``| head -1`` does)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "agui_msgspec._cli", *command],
+        [sys.executable, "-m", "agui_msgspec._tools.cli", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -370,7 +370,7 @@ def test_check_from_a_pipe_tells_the_format_past_a_first_blank_read(
 
 def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agui_msgspec._cli", "check", "-"],
+        [sys.executable, "-m", "agui_msgspec._tools.cli", "check", "-"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )

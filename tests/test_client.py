@@ -27,9 +27,9 @@ import pytest
 from serving import serve_handler
 
 from agui_msgspec import v1_1
-from agui_msgspec._cli import main
-from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
+from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed, RunResult
+from agui_msgspec._tools.cli import main
 
 T = TypeVar("T")
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -464,7 +464,7 @@ def test_without_httpx_the_agent_says_how_to_get_it(monkeypatch: pytest.MonkeyPa
 def test_the_package_and_its_client_module_import_without_httpx() -> None:
     code = (
         "import sys; sys.modules['httpx'] = None\n"
-        "import agui_msgspec, agui_msgspec._client, agui_msgspec._cli, agui_msgspec._producer\n"
+        "import agui_msgspec, agui_msgspec._http.client, agui_msgspec._tools.cli, agui_msgspec._serve.writer\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from agui_msgspec import Consumer, Result, consume
-from agui_msgspec._consumer import Middleware
+from agui_msgspec._pipeline.consumer import Middleware
 from agui_msgspec._versions import producer_version_notice
 
 Event = dict[str, Any]

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from agui_msgspec import v1_0
-from agui_msgspec._cli import main
-from agui_msgspec._conformance import FOLLOWS_PROSE, run_corpus, run_fixture
+from agui_msgspec._tools.cli import main
+from agui_msgspec._tools.conformance import FOLLOWS_PROSE, run_corpus, run_fixture
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the repository
 STREAMS = SHARED / "agui" / "conformance" / "1.1" / "streams"

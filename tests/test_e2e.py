@@ -52,8 +52,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse  # noq
 from starlette.routing import Route  # noqa: E402
 
 from agui_msgspec import v1_1  # noqa: E402
-from agui_msgspec._cli import main  # noqa: E402
-from agui_msgspec._client import HttpAgent, RunFailed  # noqa: E402
+from agui_msgspec._http.client import HttpAgent, RunFailed  # noqa: E402
+from agui_msgspec._tools.cli import main  # noqa: E402
 
 received: list[RunAgentInput] = []
 
@@ -190,7 +190,7 @@ def test_an_interrupt_from_the_sdk_is_an_interrupted_run(producer: str) -> None:
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agui_msgspec._cli", "run", *args],
+        [sys.executable, "-m", "agui_msgspec._tools.cli", "run", *args],
         capture_output=True,
         text=True,
         timeout=60,

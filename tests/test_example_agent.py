@@ -138,7 +138,7 @@ def test_unknown_input_members_are_stripped_and_the_run_goes_on(server: str) -> 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agui_msgspec._cli", "run", *args],
+        [sys.executable, "-m", "agui_msgspec._tools.cli", "run", *args],
         capture_output=True,
         text=True,
         timeout=60,

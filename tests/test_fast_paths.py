@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from strategies import valid_streams
 
 from agui_msgspec import Consumer, ProtocolViolation, consume
-from agui_msgspec._enforce import Enforcer
-from agui_msgspec._lifecycle import Lifecycle
+from agui_msgspec._pipeline.enforce import Enforcer
+from agui_msgspec._pipeline.lifecycle import Lifecycle
 
 Event = dict[str, Any]
 START: Event = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

@@ -14,7 +14,7 @@ import pytest
 
 import agui_msgspec
 from agui_msgspec import UsageError
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 from agui_msgspec._versions import load_bindings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ def test_the_command_writes_one_module_named_after_the_schema_id(
     assert written == tmp_path / "out" / "v1_1.py"
     assert [p.name for p in written.parent.iterdir()] == ["v1_1.py"]
     # the committed module is what the installed generator makes of the same schema
-    assert written.read_bytes() == (ROOT / "generated" / "v1_1.py").read_bytes()
+    assert written.read_bytes() == (ROOT / "src" / "agui_msgspec" / "v1_1.py").read_bytes()
 
 
 def test_a_draft_gets_the_name_and_version_given(tmp_path: Path, draft_copy: Path) -> None:

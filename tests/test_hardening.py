@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_msgspec import Consumer, consume, consume_body
-from agui_msgspec._warnings import WarningLog
+from agui_msgspec._pipeline.warnings import WarningLog
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_POINTER = json.loads((ROOT / "schema" / "1.1" / "schema.json").read_text())

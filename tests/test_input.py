@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from agui_msgspec import MalformedEvent, Run, consume, v1_0, v1_1
-from agui_msgspec._input import prepare_input
+from agui_msgspec._pipeline.input import prepare_input
 
 Event = dict[str, Any]
 

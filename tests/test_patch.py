@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_msgspec._patch import PatchConflict, apply_patch
+from agui_msgspec._pipeline.patch import PatchConflict, apply_patch
 
 SUITE_ROOT = Path(__file__).resolve().parents[2] / "shared" / "json-patch-tests"
 SUITE_FILES = ("tests.json", "spec_tests.json")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import agui_msgspec as agui
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 

@@ -23,12 +23,12 @@ from agui_msgspec import (
     ProtocolViolation,
     TransportError,
     UsageError,
-    _proto,
     consume_body,
     encode_proto,
     proto_frame,
 )
-from agui_msgspec._proto import decode_frame
+from agui_msgspec._wire.protobuf import codec as _proto
+from agui_msgspec._wire.protobuf.codec import decode_frame
 
 DATA = Path(__file__).parent / "data" / "proto"
 CORPUS = json.loads((DATA / "corpus-events.json").read_text(encoding="utf-8"))

@@ -21,7 +21,7 @@ def _numbers(text: str) -> dict[str, int]:
 
 
 def _run(tmp_path: Path, schema: dict, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``python -m codegen.proto`` on ``schema`` with a copy of the 1.1 freeze (kept between
+    """``python -m agui_msgspec._codegen.proto`` on ``schema`` with a copy of the 1.1 freeze (kept between
     runs in ``tmp_path``), as ``nox -s generate`` runs it."""
     version_dir = tmp_path / "1.1"
     version_dir.mkdir(exist_ok=True)
@@ -29,7 +29,13 @@ def _run(tmp_path: Path, schema: dict, *extra: str) -> subprocess.CompletedProce
     freeze = version_dir / "proto-freeze.txt"
     if not freeze.exists():
         shutil.copy(ROOT / "schema" / "1.1" / "proto-freeze.txt", freeze)
-    command = [sys.executable, "-m", "codegen.proto", "--schema", str(version_dir / "schema.json")]
+    command = [
+        sys.executable,
+        "-m",
+        "agui_msgspec._codegen.proto",
+        "--schema",
+        str(version_dir / "schema.json"),
+    ]
     command += ["--out", str(tmp_path / "out"), *extra]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
 
@@ -53,12 +59,12 @@ def test_project_freeze_keeps_every_upstream_number() -> None:
 
 
 def test_committed_proto_uses_the_frozen_numbers() -> None:
-    text = (ROOT / "generated" / "v1_1.proto").read_text()
+    text = (ROOT / "src" / "agui_msgspec" / "v1_1.proto").read_text()
     assert re.search(r"message RunFinishedEvent \{[^}]*string outcome = 5;", text)
     assert "    TextMessageStartEvent text_message_start = 1;" in text
     assert "    ReasoningEncryptedValueEvent reasoning_encrypted_value = 31;" in text
     # 1.0 has no encryptedValueType: its wire stops where @ag-ui/proto 1.0.0's does
-    v1_0 = (ROOT / "generated" / "v1_0.proto").read_text()
+    v1_0 = (ROOT / "src" / "agui_msgspec" / "v1_0.proto").read_text()
     assert "encrypted_value_type" not in v1_0
     assert "encrypted_value_type = 14;" in text
 

@@ -26,7 +26,7 @@ from agui_msgspec import (
     consume_body,
     proto_frame,
 )
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 
 T = TypeVar("T")
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}

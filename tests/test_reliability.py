@@ -49,7 +49,7 @@ from strategies import (
 )
 
 from agui_msgspec import Consumer, ProtocolViolation, Result, consume, v1_1
-from agui_msgspec._transports import JSONLinesReader, PayloadReader, SSEReader
+from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = settings(

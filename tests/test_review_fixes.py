@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 import agui_msgspec as agui
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_msgspec._errors import TransportError, UsageError
-from agui_msgspec._transports import (
+from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
     JSONLinesReader,
     SSEReader,

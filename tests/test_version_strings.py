@@ -26,7 +26,7 @@ from agui_msgspec import (
     prepare_input,
     v1_1,
 )
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 from agui_msgspec._versions import producer_version_notice, version_key
 
 SUPERSCRIPT = "\u00b2.1"  # "²" is a digit to str.isdigit, not to int()

@@ -5,8 +5,6 @@ The names of the newest frozen protocol version (1.1) are re-exported here;
 """
 
 from agui_msgspec import v1_0, v1_1
-from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed, RunResult, RunStream
-from agui_msgspec._consumer import Consumer, Result, consume, consume_body
 from agui_msgspec._errors import (
     ChunkViolation,
     LifecycleViolation,
@@ -15,16 +13,23 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
-from agui_msgspec._generate import generate
-from agui_msgspec._guard import GuardReport, ProducerGuard
-from agui_msgspec._input import prepare_input, read_input
-from agui_msgspec._lifecycle import Run, RunStatus
+from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed, RunResult, RunStream
 from agui_msgspec._official import from_official, to_official
-from agui_msgspec._producer import StrictWriter, encode, sse_frame
-from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, encode_proto, proto_frame
-from agui_msgspec._server import EventStream, negotiate_media_type
-from agui_msgspec._transports import SSE_MEDIA_TYPE, JSONLinesReader, SSEReader
+from agui_msgspec._pipeline.consumer import Consumer, Result, consume, consume_body
+from agui_msgspec._pipeline.input import prepare_input, read_input
+from agui_msgspec._pipeline.lifecycle import Run, RunStatus
+from agui_msgspec._serve.guard import GuardReport, ProducerGuard
+from agui_msgspec._serve.response import EventStream, negotiate_media_type
+from agui_msgspec._serve.writer import StrictWriter, encode, sse_frame
+from agui_msgspec._tools.generate import generate
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
+from agui_msgspec._wire.protobuf.codec import (
+    PROTOBUF_MEDIA_TYPE,
+    ProtobufReader,
+    encode_proto,
+    proto_frame,
+)
+from agui_msgspec._wire.text import SSE_MEDIA_TYPE, JSONLinesReader, SSEReader
 from agui_msgspec.v1_1 import *  # noqa: F403
 from agui_msgspec.v1_1 import __all__ as _bindings
 

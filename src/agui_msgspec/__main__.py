@@ -2,6 +2,6 @@
 
 import sys
 
-from agui_msgspec._cli import main
+from agui_msgspec._tools.cli import main
 
 sys.exit(main())

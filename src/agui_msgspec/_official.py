@@ -20,8 +20,8 @@ from typing import Any
 
 import msgspec
 
-from agui_msgspec._enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError
+from agui_msgspec._pipeline.enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
 _OFFICIAL_PACKAGE = "ag_ui."

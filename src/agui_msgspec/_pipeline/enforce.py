@@ -31,9 +31,9 @@ from typing import Any, NamedTuple, Protocol
 import msgspec
 import msgspec.inspect as mi
 
-from agui_msgspec._compat import DROPPED, needs_translation
 from agui_msgspec._errors import MalformedEvent
-from agui_msgspec._patch import json_kind, pointer_token, pointer_untoken
+from agui_msgspec._pipeline.compat import DROPPED, needs_translation
+from agui_msgspec._pipeline.patch import json_kind, pointer_token, pointer_untoken
 
 
 class OfficialModel(Protocol):

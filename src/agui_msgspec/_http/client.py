@@ -54,19 +54,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from agui_msgspec._compat import parse_peer_version
-from agui_msgspec._consumer import Consumer, protobuf_reader
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
-from agui_msgspec._input import prepare_input
-from agui_msgspec._lifecycle import Run
-from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE
-from agui_msgspec._transports import (
+from agui_msgspec._pipeline.compat import parse_peer_version
+from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
+from agui_msgspec._pipeline.input import prepare_input
+from agui_msgspec._pipeline.lifecycle import Run
+from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE
+from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
     SSE_MEDIA_TYPE,
     PayloadReader,
     SSEReader,
 )
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec.v1_1 import encoder
 
 if TYPE_CHECKING:

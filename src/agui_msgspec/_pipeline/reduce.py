@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET
 
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
-from agui_msgspec._patch import (
+from agui_msgspec._pipeline.patch import (
     PatchConflict,
     PatchRefused,
     StateBounds,

@@ -1,6 +1,6 @@
 """``agui_msgspec.generate``: bindings for any AG-UI schema file, from the installed package.
 
-The generator itself is ``agui_msgspec._codegen`` (the repository's ``codegen/``);
+The generator itself is ``agui_msgspec._codegen``;
 its tools come with the ``codegen`` extra, and are imported only when called.
 """
 

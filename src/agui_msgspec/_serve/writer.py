@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 import msgspec
 
-from agui_msgspec._consumer import _too_deep
-from agui_msgspec._enforce import Enforcer, OfficialModel, encode_document
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
-from agui_msgspec._expand import Expander
-from agui_msgspec._lifecycle import Lifecycle
-from agui_msgspec._proto import proto_frame, wire_tables
+from agui_msgspec._pipeline.consumer import _too_deep
+from agui_msgspec._pipeline.enforce import Enforcer, OfficialModel, encode_document
+from agui_msgspec._pipeline.expand import Expander
+from agui_msgspec._pipeline.lifecycle import Lifecycle
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
 from agui_msgspec.v1_1 import encoder
 
 

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from agui_msgspec._consumer import Consumer, protobuf_reader
 from agui_msgspec._errors import ProtocolViolation
-from agui_msgspec._lifecycle import StreamState
-from agui_msgspec._producer import sse_frame
-from agui_msgspec._proto import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE, SSEReader
+from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
+from agui_msgspec._pipeline.lifecycle import StreamState
+from agui_msgspec._serve.writer import sse_frame
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE, SSEReader
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -20,16 +20,18 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._compat import DROPPED, Compatibility
-from agui_msgspec._enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
-from agui_msgspec._expand import Expander
-from agui_msgspec._input import typed_input
-from agui_msgspec._lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
-from agui_msgspec._patch import StateBounds
-from agui_msgspec._proto import ProtobufReader
-from agui_msgspec._reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
-from agui_msgspec._transports import (
+from agui_msgspec._pipeline.compat import DROPPED, Compatibility
+from agui_msgspec._pipeline.enforce import Enforcer, Payload, decode_document, encode_document
+from agui_msgspec._pipeline.expand import Expander
+from agui_msgspec._pipeline.input import typed_input
+from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
+from agui_msgspec._pipeline.patch import StateBounds
+from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
+from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
+from agui_msgspec._wire.protobuf.codec import ProtobufReader
+from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
     JSONLinesReader,
     PayloadReader,
@@ -37,8 +39,6 @@ from agui_msgspec._transports import (
     iter_batches,
     sniff_format,
 )
-from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
-from agui_msgspec._warnings import DEFAULT_MAX_WARNINGS, WarningLog
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,

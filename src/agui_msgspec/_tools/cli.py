@@ -25,12 +25,12 @@ from typing import IO, Any
 
 import msgspec
 
-from agui_msgspec._client import HttpAgent, HttpAgentError, RunFailed
-from agui_msgspec._conformance import run_corpus
-from agui_msgspec._consumer import Consumer, Result, body_head, reader_for
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
-from agui_msgspec._generate import generate
-from agui_msgspec._lifecycle import Run
+from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed
+from agui_msgspec._pipeline.consumer import Consumer, Result, body_head, reader_for
+from agui_msgspec._pipeline.lifecycle import Run
+from agui_msgspec._tools.conformance import run_corpus
+from agui_msgspec._tools.generate import generate
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2

@@ -2,7 +2,7 @@
 
 AG-UI basic/transports/http-protobuf: a response of ``application/vnd.ag-ui.event+proto``
 is a run of frames, each a 4-byte big-endian length and one encoded ``Event`` message.
-The wire schema is generated from the JSON Schema (``codegen/proto.py``); this module is
+The wire schema is generated from the JSON Schema (``agui_msgspec._codegen.proto``); this module is
 a table-driven codec over the generated tables (``agui_msgspec.v1_1_wire``), pure Python,
 so the binding needs no dependency.
 
@@ -41,8 +41,8 @@ from typing import Any
 import msgspec
 
 from agui_msgspec._errors import TransportError, UsageError
-from agui_msgspec._transports import DEFAULT_MAX_EVENT_SIZE
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 MAX_NESTING = 200

@@ -1,0 +1,1 @@
+"""The optional HTTP client (the ``[http]`` extra): ``HttpAgent`` over httpx."""

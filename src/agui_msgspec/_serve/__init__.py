@@ -1,0 +1,1 @@
+"""The producer side: the strict writer, the streaming response and the guard."""

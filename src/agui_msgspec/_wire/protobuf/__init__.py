@@ -1,0 +1,1 @@
+"""The HTTP + Protobuf binding: length-prefixed frames of the generated wire schema."""
