@@ -26,9 +26,8 @@ import httpx
 import pytest
 from serving import serve_handler
 
-from agui_msgspec import v1_1
+from agui_msgspec import HttpAgent, HttpAgentError, RunFailed, RunResult, v1_1
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
-from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed, RunResult
 from agui_msgspec._tools.cli import main
 
 T = TypeVar("T")

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import serve_handler
 
+from agui_msgspec import HttpAgent, HttpAgentError, RunFailed, RunResult
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
-from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed, RunResult
 from agui_msgspec._tools.cli import main
 
 INPUT: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": []}

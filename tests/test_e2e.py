@@ -51,8 +51,11 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, Response, StreamingResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
-from agui_msgspec import v1_1  # noqa: E402
-from agui_msgspec._http.client import HttpAgent, RunFailed  # noqa: E402
+from agui_msgspec import (  # noqa: E402
+    HttpAgent,
+    RunFailed,
+    v1_1,
+)
 from agui_msgspec._tools.cli import main  # noqa: E402
 
 received: list[RunAgentInput] = []

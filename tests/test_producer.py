@@ -18,8 +18,8 @@ from nesting import nested_lists
 from agui_msgspec import v1_1
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._pipeline.consumer import consume
-from agui_msgspec._serve.writer import StrictWriter, encode, sse_frame
-from agui_msgspec._wire.text import SSEReader
+from agui_msgspec._serve.writer import StrictWriter
+from agui_msgspec._wire.text import SSEReader, encode, sse_frame
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CONFORMANCE = (

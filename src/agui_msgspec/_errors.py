@@ -1,4 +1,14 @@
-"""The exceptions of the public API.
+"""Every exception the library raises on purpose, under one base.
+
+    AguiError
+    ├── ProtocolViolation        the stream broke a rule: .rule .index .path .subject .delivered
+    │   ├── MalformedEvent       not JSON, not an event, or a known value the schema rejects
+    │   ├── LifecycleViolation   an event where the run lifecycle does not allow it
+    │   ├── ChunkViolation       a *_CHUNK event that cannot be expanded
+    │   └── TransportError       the bytes could not be framed, or the transport failed
+    ├── HttpAgentError           the endpoint answered without an event stream: .status_code ...
+    ├── RunFailed                the run reported its own failure (RUN_ERROR): .result .error
+    └── UsageError               the library was called wrongly (also a ValueError)
 
 A bad stream raises :class:`ProtocolViolation` (or a subclass) and nothing else:
 ``rule`` is a stable id (the docs list them), ``index`` the 0-based position of
@@ -7,8 +17,19 @@ the offending event in the stream, ``path`` a JSON Pointer into that event.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-class ProtocolViolation(Exception):
+import msgspec
+
+if TYPE_CHECKING:
+    from agui_msgspec._http.client import RunResult
+
+
+class AguiError(Exception):
+    """The base of every exception this library raises on purpose."""
+
+
+class ProtocolViolation(AguiError):
     """The stream broke a rule of the AG-UI specification; the consumer rejects it."""
 
     def __init__(
@@ -75,5 +96,33 @@ class TransportError(ProtocolViolation):
         return super().__str__()
 
 
-class UsageError(ValueError):
+class UsageError(AguiError, ValueError):
     """The library was called wrongly (an unknown protocol version, say); not a stream problem."""
+
+
+class HttpAgentError(AguiError):
+    """The endpoint answered without an event stream: the run never started.
+
+    ``status_code`` is the HTTP status, ``content_type`` the response's media
+    type, ``body`` the start of the response body (at most 2 KiB, decoded leniently).
+    """
+
+    def __init__(self, message: str, *, status_code: int, content_type: str, body: str) -> None:
+        self.status_code = status_code
+        self.content_type = content_type
+        self.body = body
+        super().__init__(message)
+
+
+class RunFailed(AguiError):
+    """The run reported its own failure with ``RUN_ERROR``; the stream itself was conformant.
+
+    ``error`` is the ``RunErrorEvent``; ``result`` holds what the run delivered before it.
+    """
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+        self.error: Any = result.run.error
+        code = self.error.code
+        suffix = "" if code is msgspec.UNSET else f" ({code})"
+        super().__init__(f"the run failed: {self.error.message}{suffix}")

@@ -1,96 +1,29 @@
-"""Interop with the official Python SDK, ``ag-ui-protocol`` (pydantic models in ``ag_ui.core``).
+"""Conversion to and from the official Python SDK, ``ag-ui-protocol`` (pydantic models in
+``ag_ui.core``): ``from_official`` and ``to_official``.
 
-Nothing here imports pydantic or ``ag_ui`` until an official object is met or asked
-for: an object can only be a pydantic model if pydantic is already imported.
-
-Official models read as wire-named documents, from their attributes: a plan per class
-says each field's wire name and whether ``None`` there means absent (an optional field
-whose default is ``None``, as the SDK's own serializer decides). That is about three
-times cheaper than ``model_dump`` (benchmarks/, BENCHMARKS.md), whose per-model
-serializer hook runs in Python; ``msgspec.convert(..., from_attributes=True)`` cannot
-be used directly, as it takes neither the ``EventType`` enum nor ``None`` for absent.
+Reading a model as a document is ``_documents``' job; ``ag_ui`` is imported only when
+``to_official`` asks for its models. ``msgspec.convert(..., from_attributes=True)`` cannot
+read the models directly, as it takes neither the ``EventType`` enum nor ``None`` for absent.
 """
 
 from __future__ import annotations
 
-import enum
-import sys
 from types import ModuleType
 from typing import Any
 
 import msgspec
 
+from agui_msgspec._documents import official_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError
-from agui_msgspec._pipeline.enforce import Enforcer, pointer_from_msgspec
+from agui_msgspec._json import pointer_from_msgspec
+from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
-_OFFICIAL_PACKAGE = "ag_ui."
-_AS_IS = frozenset({str, int, float, bool, dict})  # a dict value is an open JSON object
-
-# official class → attribute → (wire name, None there means absent); None for a model that
-# is not the SDK's (an application's own, in a state snapshot say): model_dump reads those.
-_PLANS: dict[type, dict[str, tuple[str, bool]] | None] = {}
 # (official class, bindings) → the Struct of the same name
 _COUNTERPARTS: dict[tuple[type, ModuleType], type[msgspec.Struct]] = {}
 # Struct class → (its ag_ui.core model, (wire name, default) of each field whose default is
 # a value, not UNSET)
 _OFFICIAL: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
-
-
-def is_official(obj: object) -> bool:
-    """Whether ``obj`` is a pydantic model (``ag_ui.core``'s or an application's)."""
-    pydantic = sys.modules.get("pydantic")
-    return pydantic is not None and isinstance(obj, pydantic.BaseModel)
-
-
-def official_document(model: Any) -> dict[str, Any]:
-    """A pydantic model as the wire-named JSON object it stands for, as the SDK writes it."""
-    plan = _plan(type(model))
-    if plan is None:
-        document: dict[str, Any] = model.model_dump(mode="json", by_alias=True)
-        return document
-    document = {}
-    for name, value in model.__dict__.items():
-        wire, none_is_absent = plan[name]
-        if value is None:
-            if not none_is_absent:
-                document[wire] = None
-        elif type(value) in _AS_IS:
-            document[wire] = value
-        elif type(value) is list:
-            document[wire] = [_value(item) for item in value]
-        else:
-            document[wire] = _value(value)
-    extra = model.__pydantic_extra__
-    if extra:
-        document.update(extra)
-    return document
-
-
-def _value(value: Any) -> Any:
-    if type(value) in _AS_IS:
-        return value
-    if isinstance(value, enum.Enum):
-        return value._value_  # the attribute: the ``value`` property costs two calls
-    if is_official(value):
-        return official_document(value)
-    return value
-
-
-def _plan(cls: type) -> dict[str, tuple[str, bool]] | None:
-    try:
-        return _PLANS[cls]
-    except KeyError:
-        pass
-    plan = None
-    if any(base.__module__.startswith(_OFFICIAL_PACKAGE) for base in cls.__mro__):
-        fields = cls.model_fields  # type: ignore[attr-defined]
-        plan = {
-            name: (field.alias or name, not field.is_required() and field.default is None)
-            for name, field in fields.items()
-        }
-    _PLANS[cls] = plan
-    return plan
 
 
 def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any:

@@ -54,7 +54,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
+from agui_msgspec._errors import (
+    HttpAgentError,
+    ProtocolViolation,
+    RunFailed,
+    TransportError,
+    UsageError,
+)
+from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.compat import parse_peer_version
 from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
 from agui_msgspec._pipeline.input import prepare_input
@@ -67,7 +74,6 @@ from agui_msgspec._wire.text import (
     PayloadReader,
     SSEReader,
 )
-from agui_msgspec.v1_1 import encoder
 
 if TYPE_CHECKING:
     import httpx
@@ -83,20 +89,6 @@ _ACCEPT = f"{SSE_MEDIA_TYPE}, {PROTOBUF_MEDIA_TYPE}"
 _ACCEPT_ENCODING = "gzip, deflate"
 _GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
 T = TypeVar("T")
-
-
-class HttpAgentError(Exception):
-    """The endpoint answered without an event stream: the run never started.
-
-    ``status_code`` is the HTTP status, ``content_type`` the response's media
-    type, ``body`` the start of the response body (at most 2 KiB, decoded leniently).
-    """
-
-    def __init__(self, message: str, *, status_code: int, content_type: str, body: str) -> None:
-        self.status_code = status_code
-        self.content_type = content_type
-        self.body = body
-        super().__init__(message)
 
 
 @dataclass
@@ -117,20 +109,6 @@ class RunResult:
     def run(self) -> Run:
         """The run this request started: ``.status``, ``.outcome``, ``.interrupts``, ``.usage``."""
         return self.runs[-1]
-
-
-class RunFailed(Exception):
-    """The run reported its own failure with ``RUN_ERROR``; the stream itself was conformant.
-
-    ``error`` is the ``RunErrorEvent``; ``result`` holds what the run delivered before it.
-    """
-
-    def __init__(self, result: RunResult) -> None:
-        self.result = result
-        self.error: Any = result.run.error
-        code = self.error.code
-        suffix = "" if code is msgspec.UNSET else f" ({code})"
-        super().__init__(f"the run failed: {self.error.message}{suffix}")
 
 
 class HttpAgent:
@@ -247,7 +225,7 @@ class RunStream:
             interrupts=interrupts,
         )
         self._thread_id: str = prepared.thread_id
-        self._body = encoder.encode(prepared)
+        self._body = encode_json(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
         self._consumer = Consumer(

@@ -20,9 +20,10 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET
 
+from agui_msgspec._documents import Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility
-from agui_msgspec._pipeline.enforce import Enforcer, Payload, decode_document, encode_document
+from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.input import typed_input
 from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run

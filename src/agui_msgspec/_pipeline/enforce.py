@@ -21,35 +21,24 @@ from __future__ import annotations
 
 import enum
 import functools
-import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import msgspec
 import msgspec.inspect as mi
 
+from agui_msgspec._documents import Payload, decode_text, encode_document
 from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token, pointer_untoken
 from agui_msgspec._pipeline.compat import DROPPED, needs_translation
-from agui_msgspec._pipeline.patch import json_kind, pointer_token, pointer_untoken
 
-
-class OfficialModel(Protocol):
-    """A pydantic model, such as the official SDK's events (``ag_ui.core``)."""
-
-    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]: ...
-
-
-Payload = bytes | bytearray | memoryview | str | Mapping[str, Any] | msgspec.Struct | OfficialModel
 _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 """Payloads that are JSON text (subclasses too); anything else is a document to encode."""
 _EXACT_TEXT_TYPES = frozenset(_TEXT_TYPES)
 # UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
-_MSGSPEC_PATH = re.compile(r"`\$((?:\.[^.\[`]+|\[\d+\]|\[\"(?:[^\"\\]|\\.)*\"\])*)`$")
-_PATH_PART = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
 
 # Field types in which the walk can find nothing to remove or to read as an integer.
@@ -123,15 +112,6 @@ class _Removed:
     """What the walk returns in place of a value that must go, and why."""
 
     reason: str
-
-
-def pointer_from_msgspec(message: str) -> str:
-    """``Expected int - at `$.usage[0].inputTokens``` → ``/usage/0/inputTokens``."""
-    match = _MSGSPEC_PATH.search(message)
-    if match is None:
-        return ""
-    tokens = (name or index or quoted for name, index, quoted in _PATH_PART.findall(match.group(1)))
-    return "".join("/" + pointer_token(token) for token in tokens)
 
 
 class Enforcer:
@@ -212,7 +192,7 @@ class Enforcer:
         try:
             document = msgspec.json.decode(payload)
         except (msgspec.DecodeError, UnicodeError):
-            document = _decode_generic(payload, index)  # raises, saying what is wrong
+            document = decode_text(payload, index)  # raises, saying what is wrong
         if not isinstance(document, dict):  # the compatibility boundary leaves these alone
             raise MalformedEvent(
                 "not-an-object",
@@ -494,68 +474,6 @@ def _encode_name(struct: type[msgspec.Struct], attr: str) -> str:
         if info.name == attr:
             return info.encode_name
     return attr
-
-
-def decode_document(payload: Payload, index: int) -> Any:
-    """The payload as a generic JSON document (for stages that work on dicts)."""
-    if not isinstance(payload, (bytes, str, bytearray, memoryview)):
-        return msgspec.json.decode(encode_document(payload, index))
-    return _decode_generic(payload, index)
-
-
-def _decode_generic(payload: bytes | bytearray | memoryview | str, index: int) -> Any:
-    try:
-        if isinstance(payload, str):
-            payload = payload.encode("utf-8")  # a lone surrogate cannot be UTF-8
-        return msgspec.json.decode(payload)  # it checks the UTF-8 of every string
-    except (msgspec.DecodeError, UnicodeError) as exc:
-        failure: Exception = exc
-    try:  # bad UTF-8 anywhere, even where the JSON is also broken, is reported as such
-        if isinstance(payload, str):
-            raise failure
-        bytes(payload).decode("utf-8")
-    except UnicodeError as exc:
-        raise MalformedEvent(
-            "invalid-utf8", f"the payload is not UTF-8: {exc}", index=index
-        ) from None
-    raise MalformedEvent(
-        "invalid-json", f"the payload is not JSON: {failure}", index=index
-    ) from None
-
-
-def encode_document(payload: object, index: int) -> bytes:
-    """A payload given as a Python value (a dict, an event Struct, a pydantic model of the
-    official SDK) as the JSON bytes it stands for."""
-    if isinstance(payload, msgspec.Struct):
-        return msgspec.json.encode(payload)
-    if not isinstance(payload, Mapping):
-        # Imported here: the interop module uses this one, and only this rare branch uses it.
-        from agui_msgspec._official import is_official, official_document  # noqa: PLC0415
-
-        if is_official(payload):
-            # Written as the SDK's own encoder writes it (NaN as null, say), only faster.
-            try:
-                return msgspec.json.encode(official_document(payload))
-            except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-                pass
-            try:  # a value only pydantic can write: an application's model inside a dict, say
-                return payload.model_dump_json(by_alias=True).encode()  # type: ignore[attr-defined,no-any-return]
-            except (TypeError, ValueError) as exc:
-                raise MalformedEvent(
-                    "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
-                ) from None
-        raise MalformedEvent(
-            "not-an-object", f"an event is a JSON object, got {json_kind(payload)}", index=index
-        )
-    # The standard library refuses NaN and Infinity, which msgspec would write as null.
-    try:
-        return json.dumps(
-            dict(payload), allow_nan=False, ensure_ascii=False, separators=(",", ":")
-        ).encode("utf-8")
-    except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
-        raise MalformedEvent(
-            "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
-        ) from None
 
 
 def _as_struct(info: mi.Type) -> mi.StructType:

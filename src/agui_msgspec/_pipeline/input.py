@@ -22,11 +22,11 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._documents import is_official, official_document
 from agui_msgspec._errors import MalformedEvent, UsageError
-from agui_msgspec._official import is_official, official_document
+from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
 from agui_msgspec._pipeline.compat import downgrade_for_peer, translate_input
-from agui_msgspec._pipeline.enforce import Enforcer, pointer_from_msgspec
-from agui_msgspec._pipeline.patch import json_kind, pointer_token
+from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
 
 _TOO_DEEP = "the input nests too deeply"

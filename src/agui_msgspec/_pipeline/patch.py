@@ -25,6 +25,8 @@ import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from agui_msgspec._json import json_kind, pointer_token, pointer_untoken
+
 __all__ = [
     "PatchConflict",
     "PatchRefused",
@@ -588,34 +590,6 @@ def _sample(value: Any) -> str:
         return _brief.repr(value)
     except ValueError:  # an int too long for int_max_str_digits
         return json_kind(value)
-
-
-def json_kind(value: Any) -> str:
-    """What kind of JSON value ``value`` is, for a diagnosis ("an array", "null", ...)."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return f"a {type(value).__name__}"
-
-
-def pointer_token(key: str) -> str:
-    """Escape one reference token of a JSON Pointer (RFC 6901)."""
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def pointer_untoken(token: str) -> str:
-    """Unescape one reference token of a JSON Pointer (RFC 6901)."""
-    # RFC 6901 order: "~01" must become "~1", not "/".
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 def _copy(value: Any) -> Any:

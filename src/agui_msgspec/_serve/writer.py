@@ -1,7 +1,4 @@
-"""The producer side: events onto the wire, and a strict writer that checks them first.
-
-``encode`` and ``sse_frame`` write what the HTTP + SSE binding carries: one
-compact JSON event per ``data`` line, LF framing (spec: basic/transports/http-sse).
+"""The strict writer: a producer's events checked before they go onto the wire.
 
 :class:`StrictWriter` is the "strict writer" of the architecture page. Like
 h11, the project has one state machine for both sides: the writer runs an
@@ -18,32 +15,15 @@ from typing import Any, Literal
 
 import msgspec
 
+from agui_msgspec._documents import OfficialModel, encode_document
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
+from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.consumer import _too_deep
-from agui_msgspec._pipeline.enforce import Enforcer, OfficialModel, encode_document
+from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
-from agui_msgspec.v1_1 import encoder
-
-
-def encode(event: msgspec.Struct) -> bytes:
-    """An event (or any binding Struct) as compact JSON, wire names, absent fields left out.
-
-    An absent field is ``msgspec.UNSET`` and is omitted, so it is never written as
-    ``null``. ``None`` where the schema has no null is written as given; the
-    :class:`StrictWriter` refuses it.
-    """
-    return encoder.encode(event)
-
-
-def sse_frame(event: msgspec.Struct) -> bytes:
-    """One SSE event carrying ``event``: ``data: <json>`` and a blank line, LF line ends.
-
-    Compact JSON escapes every line break inside strings, so the payload is one line.
-    """
-    return b"data: " + encoder.encode(event) + b"\n\n"
 
 
 class StrictWriter:
@@ -98,7 +78,7 @@ class StrictWriter:
         self._index += 1
         try:
             data = (
-                encoder.encode(event)
+                encode_json(event)
                 if isinstance(event, msgspec.Struct)
                 else encode_document(event, index)
             )

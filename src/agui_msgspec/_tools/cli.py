@@ -25,8 +25,15 @@ from typing import IO, Any
 
 import msgspec
 
-from agui_msgspec._errors import MalformedEvent, ProtocolViolation, TransportError, UsageError
-from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed
+from agui_msgspec._errors import (
+    HttpAgentError,
+    MalformedEvent,
+    ProtocolViolation,
+    RunFailed,
+    TransportError,
+    UsageError,
+)
+from agui_msgspec._http.client import HttpAgent
 from agui_msgspec._pipeline.consumer import Consumer, Result, body_head, reader_for
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus

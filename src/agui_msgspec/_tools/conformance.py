@@ -22,9 +22,9 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._json import json_kind
 from agui_msgspec._pipeline.consumer import Result, consume
 from agui_msgspec._pipeline.input import prepare_input
-from agui_msgspec._pipeline.patch import json_kind
 from agui_msgspec._versions import LATEST_VERSION
 
 # Upstream fixtures whose names do not spell the rule they pin: the rule, in this project's ids.

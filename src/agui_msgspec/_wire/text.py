@@ -1,4 +1,8 @@
-"""Transport readers: response-body bytes in, one payload (the bytes of one event) out.
+"""The text wire: response-body bytes in, one payload (the bytes of one event) out, and the
+SSE writer beside its reader.
+
+``encode`` and ``sse_frame`` write what the HTTP + SSE binding carries: one compact JSON
+event per ``data`` line, LF framing (spec: basic/transports/http-sse).
 
 A reader only frames. Whether a payload is JSON, and whether it is a valid
 event, is judged by the later stages, so one event gets one verdict on every
@@ -42,13 +46,34 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from typing import Literal, Protocol
 
+import msgspec
+
 from agui_msgspec._errors import TransportError, UsageError
+from agui_msgspec._json import encode_json
 
 DEFAULT_MAX_EVENT_SIZE = 10 * 1024 * 1024
 SSE_MEDIA_TYPE = "text/event-stream"
 _BOM = b"\xef\xbb\xbf"
 # Between two events in the spelling producers send: "data: <payload>\n\ndata: <payload>".
 _PLAIN_EVENT_SEPARATOR = b"\n\ndata: "
+
+
+def encode(event: msgspec.Struct) -> bytes:
+    """An event (or any binding Struct) as compact JSON, wire names, absent fields left out.
+
+    An absent field is ``msgspec.UNSET`` and is omitted, so it is never written as
+    ``null``. ``None`` where the schema has no null is written as given; the
+    :class:`StrictWriter` refuses it.
+    """
+    return encode_json(event)
+
+
+def sse_frame(event: msgspec.Struct) -> bytes:
+    """One SSE event carrying ``event``: ``data: <json>`` and a blank line, LF line ends.
+
+    Compact JSON escapes every line break inside strings, so the payload is one line.
+    """
+    return b"data: " + encode_json(event) + b"\n\n"
 
 
 class PayloadReader(Protocol):
