@@ -4,19 +4,24 @@ StrictWriter.check, read_input, EventStream)."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("ag_ui.core", reason="the interop tests need the tests extra (ag-ui-protocol)")
 
 import ag_ui.core as official
+import pydantic
 from nesting import nested_lists
 from pydantic import TypeAdapter
 from strategies import valid_streams
@@ -418,3 +423,101 @@ def test_prepare_input_and_event_stream_take_official_objects() -> None:
     result = agui.consume_body(body)
     assert result.warnings == []
     assert result.events == [agui.from_official(event) for event in official_run()]
+
+
+# --- application objects: whatever a model holds, only this library's errors escape ------------
+
+_ODD_VALUES = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(),
+    st.binary(),
+    st.just("\udcff"),  # a lone surrogate: no UTF-8 for it
+    st.just(b"\xff\xfe"),
+    st.sets(st.integers(), max_size=2),
+    st.builds(object),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.one_of(st.text(), st.binary(), st.integers()), st.integers(), max_size=2),
+)
+_ENTRY_POINTS = {
+    "consume": lambda obj: agui.consume([obj]),
+    "consume(input=)": lambda obj: agui.consume([], input=obj),
+    "StrictWriter.check": lambda obj: agui.StrictWriter().check(obj),
+    "from_official": agui.from_official,
+    "read_input": agui.read_input,
+}
+
+
+class _RaisingDump(pydantic.BaseModel):
+    """An application's model whose serializers raise what they like."""
+
+    x: int = 1
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RuntimeError("model_dump failed")
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        raise KeyError("model_dump_json failed")
+
+
+def _odd_model(cls: Any, values: dict[str, Any], stray: dict[str, Any]) -> Any:
+    model = cls.model_construct(**values)
+    model.__dict__.update(stray)  # attributes that no field names
+    return model
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    cls=st.sampled_from(
+        [official.RunStartedEvent, official.TextMessageContentEvent, official.RunAgentInput]
+    ),
+    values=st.dictionaries(
+        st.sampled_from(["thread_id", "run_id", "message_id", "delta", "messages", "state"]),
+        _ODD_VALUES,
+        max_size=4,
+    ),
+    stray=st.dictionaries(st.sampled_from(["zzz", "__x"]), _ODD_VALUES, max_size=1),
+)
+def test_only_library_errors_escape_for_odd_models(
+    cls: Any, values: dict[str, Any], stray: dict[str, Any]
+) -> None:
+    model = _odd_model(cls, values, stray)
+    for name, entry in _ENTRY_POINTS.items():
+        try:
+            entry(model)
+        except agui.AguiError:
+            pass
+        except Exception as exc:  # pragma: no cover - the failure this test looks for
+            pytest.fail(f"{name} let {type(exc).__name__} escape: {exc}")
+
+
+@pytest.mark.parametrize("entry", sorted(_ENTRY_POINTS))
+def test_a_model_whose_serializer_raises_is_malformed(entry: str) -> None:
+    try:
+        result = _ENTRY_POINTS[entry](_RaisingDump())
+    except agui.AguiError as raised:
+        violation: BaseException | None = raised
+    else:  # consume reports instead of raising
+        violation = result.violation if isinstance(result, agui.Result) else None
+    assert isinstance(violation, agui.AguiError)
+
+
+def test_a_stray_attribute_reads_through_the_model_s_own_serializer() -> None:
+    model = official.RunStartedEvent(thread_id="t", run_id="r")
+    model.__dict__["stray"] = 1  # no field names it: pydantic's own dump leaves it out
+    assert agui.from_official(model) == v1_1.RunStartedEvent(thread_id="t", run_id="r")
+
+
+def test_no_cache_keeps_a_model_class_alive() -> None:
+    refs = []
+    for n in range(50):
+        base = official.RunStartedEvent if n % 2 else pydantic.BaseModel
+        cls = pydantic.create_model(f"Made{n}", __base__=base)
+        model = cls(thread_id="t", run_id="r") if n % 2 else cls()
+        agui.consume([model])
+        with contextlib.suppress(agui.AguiError):
+            agui.from_official(model)
+        refs.append(weakref.ref(cls))
+        del cls, model
+    gc.collect()
+    assert [ref for ref in refs if ref() is not None] == []

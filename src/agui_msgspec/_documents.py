@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import json
 import sys
+import weakref
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -65,14 +66,18 @@ def encode_document(payload: object, index: int) -> bytes:
         return msgspec.json.encode(payload)
     if not isinstance(payload, Mapping):
         if is_official(payload):
+            try:
+                document = official_document(payload)
+            except MalformedEvent as unreadable:
+                raise MalformedEvent(unreadable.rule, unreadable.detail, index=index) from None
             # Written as the SDK's own encoder writes it (NaN as null, say), only faster.
             try:
-                return msgspec.json.encode(official_document(payload))
+                return msgspec.json.encode(document)
             except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
                 pass
             try:  # a value only pydantic can write: an application's model inside a dict, say
                 return payload.model_dump_json(by_alias=True).encode()  # type: ignore[attr-defined,no-any-return]
-            except (TypeError, ValueError) as exc:
+            except Exception as exc:  # the model's own serializer runs here: anything
                 raise MalformedEvent(
                     "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
                 ) from None
@@ -95,7 +100,10 @@ _AS_IS = frozenset({str, int, float, bool, dict})  # a dict value is an open JSO
 
 # official class → attribute → (wire name, None there means absent); None for a model that
 # is not the SDK's (an application's own, in a state snapshot say): model_dump reads those.
-_PLANS: dict[type, dict[str, tuple[str, bool]] | None] = {}
+# Weak keys: an application's classes, made at run time say, are not kept alive by this.
+_PLANS: weakref.WeakKeyDictionary[type, dict[str, tuple[str, bool]] | None] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def is_official(obj: object) -> bool:
@@ -105,23 +113,45 @@ def is_official(obj: object) -> bool:
 
 
 def official_document(model: Any) -> dict[str, Any]:
-    """A pydantic model as the wire-named JSON object it stands for, as the SDK writes it."""
+    """A pydantic model as the wire-named JSON object it stands for, as the SDK writes it.
+
+    Raises ``MalformedEvent`` (``invalid-json``; ``too-deep``) for a model that cannot be
+    read as one: its own ``model_dump`` failing, a property name that is not a string.
+    """
+    try:
+        document = _read(model)
+    except RecursionError:
+        raise MalformedEvent("too-deep", "the model nests too deeply") from None
+    except MalformedEvent:
+        raise
+    except Exception as exc:  # an application's model runs its own code here: anything
+        raise MalformedEvent(
+            "invalid-json", f"the model cannot be read as JSON: {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(document, dict) or not all(type(key) is str for key in document):
+        raise MalformedEvent("invalid-json", "the model is not a JSON object with string keys")
+    return document
+
+
+def _read(model: Any) -> Any:
     plan = _plan(type(model))
     if plan is None:
-        document: dict[str, Any] = model.model_dump(mode="json", by_alias=True)
-        return document
-    document = {}
-    for name, value in model.__dict__.items():
-        wire, none_is_absent = plan[name]
-        if value is None:
-            if not none_is_absent:
-                document[wire] = None
-        elif type(value) in _AS_IS:
-            document[wire] = value
-        elif type(value) is list:
-            document[wire] = [_value(item) for item in value]
-        else:
-            document[wire] = _value(value)
+        return model.model_dump(mode="json", by_alias=True)
+    document: dict[str, Any] = {}
+    try:
+        for name, value in model.__dict__.items():
+            wire, none_is_absent = plan[name]
+            if value is None:
+                if not none_is_absent:
+                    document[wire] = None
+            elif type(value) in _AS_IS:
+                document[wire] = value
+            elif type(value) is list:
+                document[wire] = [_value(item) for item in value]
+            else:
+                document[wire] = _value(value)
+    except KeyError:  # an attribute its fields do not name (set by model_construct, say)
+        return model.model_dump(mode="json", by_alias=True)
     extra = model.__pydantic_extra__
     if extra:
         document.update(extra)
@@ -134,7 +164,7 @@ def _value(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value._value_  # the attribute: the ``value`` property costs two calls
     if is_official(value):
-        return official_document(value)
+        return _read(value)
     return value
 
 

@@ -8,6 +8,7 @@ read the models directly, as it takes neither the ``EventType`` enum nor ``None`
 
 from __future__ import annotations
 
+import weakref
 from types import ModuleType
 from typing import Any
 
@@ -19,11 +20,16 @@ from agui_msgspec._json import pointer_from_msgspec
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 
-# (official class, bindings) → the Struct of the same name
-_COUNTERPARTS: dict[tuple[type, ModuleType], type[msgspec.Struct]] = {}
+# Weak keys, so that neither cache keeps a class alive (an application's, made at run time).
+# official class → bindings → the Struct of the same name
+_COUNTERPARTS: weakref.WeakKeyDictionary[type, dict[ModuleType, type[msgspec.Struct]]] = (
+    weakref.WeakKeyDictionary()
+)
 # Struct class → (its ag_ui.core model, (wire name, default) of each field whose default is
 # a value, not UNSET)
-_OFFICIAL: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
+_OFFICIAL: weakref.WeakKeyDictionary[type, tuple[Any, tuple[tuple[str, Any], ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any:
@@ -37,12 +43,21 @@ def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any
     """
     bindings = bindings_for(version)
     target = _counterpart(type(model), bindings)
-    document = official_document(model)
+    subject = type(model).__name__
+    try:
+        document = official_document(model)
+    except MalformedEvent as unreadable:
+        raise MalformedEvent(unreadable.rule, unreadable.detail, subject=subject) from None
     try:
         return msgspec.convert(document, target)
     except msgspec.ValidationError as exc:
         failure = str(exc)
-    subject = type(model).__name__
+    except (TypeError, ValueError, UnicodeError) as exc:  # a lone surrogate, a bytes key, ...
+        raise MalformedEvent(
+            "invalid-json", f"the value is not JSON-encodable: {exc}", subject=subject
+        ) from None
+    except RecursionError:
+        raise MalformedEvent("too-deep", "the value nests too deeply", subject=subject) from None
     stripped: list[str] = []
     Enforcer(bindings, stripped.append).clean(document, target, subject)
     if stripped:
@@ -60,13 +75,15 @@ def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any
 
 
 def _counterpart(cls: type, bindings: ModuleType) -> type[msgspec.Struct]:
-    key = (cls, bindings)
-    target = _COUNTERPARTS.get(key)
+    by_bindings = _COUNTERPARTS.get(cls)
+    if by_bindings is None:
+        by_bindings = _COUNTERPARTS[cls] = {}
+    target = by_bindings.get(bindings)
     if target is None:
         for base in cls.__mro__:
             candidate = getattr(bindings, base.__name__, None)
             if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
-                target = _COUNTERPARTS[key] = candidate
+                target = by_bindings[bindings] = candidate
                 break
         else:
             raise UsageError(

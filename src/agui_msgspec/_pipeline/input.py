@@ -124,7 +124,10 @@ def typed_input(
     if isinstance(input, msgspec.Struct):
         document = msgspec.to_builtins(input)
     elif is_official(input):
-        document = official_document(input)
+        try:
+            document = official_document(input)
+        except MalformedEvent as unreadable:
+            raise _malformed(unreadable.detail) from None
     else:
         document = input
     if not isinstance(document, dict):
