@@ -100,8 +100,10 @@ _AS_IS = frozenset({str, int, float, bool, dict})  # a dict value is an open JSO
 
 # official class → attribute → (wire name, None there means absent); None for a model that
 # is not the SDK's (an application's own, in a state snapshot say): model_dump reads those.
-# Weak keys: an application's classes, made at run time say, are not kept alive by this.
-_PLANS: weakref.WeakKeyDictionary[type, dict[str, tuple[str, bool]] | None] = (
+# The SDK's own classes live as long as it does; any other class is held weakly, so one made
+# at run time is not kept alive (a weak lookup costs about four plain ones: not for the SDK's).
+_SDK_PLANS: dict[type, dict[str, tuple[str, bool]]] = {}
+_OTHER_PLANS: weakref.WeakKeyDictionary[type, dict[str, tuple[str, bool]] | None] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -169,8 +171,11 @@ def _value(value: Any) -> Any:
 
 
 def _plan(cls: type) -> dict[str, tuple[str, bool]] | None:
+    plan = _SDK_PLANS.get(cls)
+    if plan is not None:
+        return plan
     try:
-        return _PLANS[cls]
+        return _OTHER_PLANS[cls]
     except KeyError:
         pass
     plan = None
@@ -180,5 +185,8 @@ def _plan(cls: type) -> dict[str, tuple[str, bool]] | None:
             name: (field.alias or name, not field.is_required() and field.default is None)
             for name, field in fields.items()
         }
-    _PLANS[cls] = plan
+    if plan is not None and cls.__module__.startswith(_OFFICIAL_PACKAGE):
+        _SDK_PLANS[cls] = plan
+    else:
+        _OTHER_PLANS[cls] = plan
     return plan
