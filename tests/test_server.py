@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import pytest
 from nesting import nested_lists
 
@@ -20,6 +22,8 @@ from agui_msgspec import (
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
     EventStream,
+    ProtocolViolation,
+    StrictWriter,
     UsageError,
     consume_body,
     negotiate_media_type,
@@ -27,6 +31,7 @@ from agui_msgspec import (
     v1_0,
     v1_1,
 )
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 START = v1_1.RunStartedEvent(thread_id="t", run_id="r")
 FINISH = v1_1.RunFinishedEvent(thread_id="t", run_id="r")
@@ -323,3 +328,117 @@ def test_an_async_source_is_not_iterated_synchronously() -> None:
 
     with pytest.raises(UsageError):
         iter(EventStream(agent()))
+
+
+# --- an agent's iterable that fails anywhere; the size bound; a client that leaves --------------
+
+
+class _FailsToStart:
+    """An iterable whose ``__iter__``/``__aiter__`` raises before any event."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise RuntimeError("no iterator")
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        raise RuntimeError("no iterator")
+
+
+def test_an_iterable_that_fails_to_start_ends_with_run_error() -> None:
+    sync = EventStream(_FailsToStart())
+    assert types_in(b"".join(sync)) == ["RUN_ERROR"]
+    assert isinstance(sync.exception, RuntimeError)
+    async_stream = EventStream(_FailsToStart())
+    assert types_in(body_of(async_stream)) == ["RUN_ERROR"]
+
+
+def test_an_iterable_whose_close_raises_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Agent:
+        def __init__(self) -> None:
+            self.events = iter([START, {"type": "RUN_STARTED"}])
+
+        def __iter__(self) -> Iterator[Any]:
+            return self
+
+        def __next__(self) -> Any:
+            return next(self.events)
+
+        def close(self) -> None:
+            raise OSError("close failed")
+
+    stream = EventStream(Agent())
+    with caplog.at_level(logging.ERROR, logger="agui_msgspec"):
+        body = b"".join(stream)
+    assert types_in(body) == ["RUN_STARTED", "RUN_ERROR"]
+    assert isinstance(stream.exception, OSError)
+    assert "closing the AG-UI agent's iterable raised" in caplog.text
+
+
+def test_the_writer_refuses_an_event_a_default_consumer_would_refuse() -> None:
+    big = v1_1.TextMessageContentEvent(message_id="m", delta="x" * 100)
+    writer = StrictWriter(max_event_size=99)
+    writer.check(START)
+    writer.check(OPEN_TEXT)
+    with pytest.raises(ProtocolViolation, match="event-too-large") as refused:
+        writer.check(big)
+    assert refused.value.index == 2
+    fits = StrictWriter(max_event_size=200)
+    for event in (START, OPEN_TEXT, big):
+        fits.check(event)
+    oversized = "x" * (DEFAULT_MAX_EVENT_SIZE + 1)
+    body = b"".join(
+        EventStream([START, OPEN_TEXT, {**msgspec.to_builtins(big), "delta": oversized}])
+    )
+    assert len(body) < 1000  # refused before it left
+    assert consume_body(body).runs[0].error.code == "event-too-large"
+
+
+def test_an_asgi_client_that_leaves_closes_a_never_ending_producer() -> None:
+    pytest.importorskip("uvicorn")
+    httpx = pytest.importorskip("httpx")
+    from serving import serve  # noqa: PLC0415
+
+    closed = threading.Event()
+
+    async def agent() -> AsyncIterator[Any]:
+        try:
+            yield START
+            n = 0
+            while True:  # a producer that never ends by itself
+                yield {"type": "CUSTOM", "name": "tick", "value": n}
+                n += 1
+                await asyncio.sleep(0.01)
+        finally:
+            closed.set()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await EventStream(agent())(scope, receive, send)
+
+    with serve(app) as url, httpx.stream("POST", url, timeout=10) as response:
+        assert response.headers["content-type"] == SSE_MEDIA_TYPE
+        received = b""
+        for chunk in response.iter_bytes():
+            received += chunk
+            if received.count(b"data: ") >= 3:
+                break
+        response.close()  # the client leaves mid-run
+        assert closed.wait(10), "the producer was not closed after the client left"
+
+
+def test_an_asgi_response_carries_the_whole_body() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(3600)  # the client stays
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(EventStream([START, FINISH])({"type": "http"}, receive, send))
+    assert sent[0]["type"] == "http.response.start"
+    assert (b"content-type", SSE_MEDIA_TYPE.encode()) in sent[0]["headers"]
+    body = b"".join(m.get("body", b"") for m in sent[1:])
+    assert types_in(body) == ["RUN_STARTED", "RUN_FINISHED"]
+    assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}

@@ -13,9 +13,20 @@ events/lifecycle), so the consumer sees a failed run on a well-formed stream.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
 from types import ModuleType
 from typing import Any
 
@@ -130,7 +141,7 @@ class EventStream:
         self._events = events
         self._started = False
 
-    def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncGenerator[bytes, None]:
         self._start()
         if isinstance(self._events, AsyncIterable):
             return self._from_async(self._events)
@@ -142,50 +153,84 @@ class EventStream:
         self._start()
         return self._from_sync(self._events)
 
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
+        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ) -> None:
+        """Serve the stream as an ASGI response (a Starlette endpoint may return it): the
+        headers, then each frame as it is made. A client that leaves (``http.disconnect``)
+        stops the body and closes the producer's iterable, which a bare ``async for`` over
+        the stream never learns of."""
+        import asyncio  # noqa: PLC0415  (only a server needs it)
+
+        sender = asyncio.ensure_future(self._send_body(send))
+        listener = asyncio.ensure_future(_until_disconnect(receive))
+        try:
+            await asyncio.wait({sender, listener}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (sender, listener):
+                task.cancel()
+            await asyncio.gather(sender, listener, return_exceptions=True)
+        if not sender.cancelled() and sender.exception() is not None:
+            raise sender.exception()  # type: ignore[misc]  # the server's send failed
+
+    async def _send_body(self, send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
+        headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self.headers.items()
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        async with contextlib.aclosing(self.__aiter__()) as frames:
+            async for frame in frames:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
     def _start(self) -> None:
         if self._started:
             raise UsageError("an EventStream is one response body: it can be iterated once")
         self._started = True
 
-    async def _from_async(self, events: AsyncIterable[ProducedEvent]) -> AsyncIterator[bytes]:
-        iterator = aiter(events)
+    async def _from_async(
+        self, events: AsyncIterable[ProducedEvent]
+    ) -> AsyncGenerator[bytes, None]:
+        iterator: AsyncIterator[ProducedEvent] | None = None
         try:
+            iterator = aiter(events)
             while True:
                 try:
                     event = await anext(iterator)
                 except StopAsyncIteration:
                     break
-                except Exception as exc:  # the agent's own failure: reported in-stream
-                    last = self._failed(exc)
-                    if last:
-                        yield last
-                    return
                 frame, go_on = self._send(event)
                 if frame:
                     yield frame
                 if not go_on:
                     return
             last = self._finish()
+            if last:
+                yield last
+        except Exception as exc:  # the agent's own failure, __aiter__ included: in-stream
+            last = self._failed(exc)
             if last:
                 yield last
         finally:
             close = getattr(iterator, "aclose", None)
             if close is not None:
-                await close()
+                try:
+                    await close()
+                except Exception as exc:  # the body is already over: only logged
+                    self._close_failed(exc)
 
     def _from_sync(self, events: Iterable[ProducedEvent]) -> Iterator[bytes]:
-        iterator = iter(events)
+        iterator: Iterator[ProducedEvent] | None = None
         try:
+            iterator = iter(events)
             while True:
                 try:
                     event = next(iterator)
                 except StopIteration:
                     break
-                except Exception as exc:  # the agent's own failure: reported in-stream
-                    last = self._failed(exc)
-                    if last:
-                        yield last
-                    return
                 frame, go_on = self._send(event)
                 if frame:
                     yield frame
@@ -194,13 +239,20 @@ class EventStream:
             last = self._finish()
             if last:
                 yield last
+        except Exception as exc:  # the agent's own failure, __iter__ included: in-stream
+            last = self._failed(exc)
+            if last:
+                yield last
         finally:
             close = getattr(iterator, "close", None)
             if close is not None:
-                close()
+                try:
+                    close()
+                except Exception as exc:  # the body is already over: only logged
+                    self._close_failed(exc)
 
     @staticmethod
-    async def _as_async(frames: Iterator[bytes]) -> AsyncIterator[bytes]:
+    async def _as_async(frames: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
         try:
             for frame in frames:
                 yield frame
@@ -233,6 +285,11 @@ class EventStream:
         logger.error("the AG-UI agent raised; ending the stream with RUN_ERROR", exc_info=exc)
         return self._run_error(f"the agent failed ({type(exc).__name__})", "agent-exception")
 
+    def _close_failed(self, exc: Exception) -> None:
+        if self.exception is None:
+            self.exception = exc
+        logger.error("closing the AG-UI agent's iterable raised", exc_info=exc)
+
     def _run_error(self, message: str, code: str) -> bytes:
         """A RUN_ERROR frame, or nothing where the lifecycle admits none (after RUN_ERROR)."""
         if self._writer.stream_state == "failed":
@@ -241,3 +298,9 @@ class EventStream:
         if self.media_type == PROTOBUF_MEDIA_TYPE:
             return proto_frame(error, self._bindings)
         return sse_frame(error)
+
+
+async def _until_disconnect(receive: Callable[[], Awaitable[MutableMapping[str, Any]]]) -> None:
+    """Read the request's messages (a body not yet read, say) until the client leaves."""
+    while (await receive())["type"] != "http.disconnect":
+        pass

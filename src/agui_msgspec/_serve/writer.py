@@ -24,6 +24,7 @@ from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
 from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 
 class StrictWriter:
@@ -35,7 +36,8 @@ class StrictWriter:
     would reject the stream with (same rule ids, ``index`` counting the events
     checked). Beyond what a consumer rejects, the writer also refuses an event
     the consumer would have to strip or drop (rule ``unrecognised-content``),
-    such as a field the pinned ``version`` does not have.
+    such as a field the pinned ``version`` does not have, and an event larger than
+    ``max_event_size`` (a consumer's default bound): ``event-too-large``.
 
     A writer that raised is failed for good, like a consumer that rejected a
     stream: the event may have been partly absorbed (a chunk closes its
@@ -49,11 +51,13 @@ class StrictWriter:
         version: str | ModuleType = LATEST_VERSION,
         *,
         framing: Literal["sse", "protobuf"] = "sse",
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
         if framing not in ("sse", "protobuf"):
             raise UsageError(f"framing is 'sse' or 'protobuf', not {framing!r}")
         bindings = bindings_for(version)
         self.framing = framing
+        self._max_event_size = max_event_size
         # the protobuf wire of the pinned version; a version without one is refused here
         self._wire = wire_tables(bindings) if framing == "protobuf" else None
         self._stripped: list[str] = []
@@ -91,6 +95,15 @@ class StrictWriter:
                 )
             assert decoded is not None  # the enforcer drops an event only with a warning
             frame = self._frame(decoded, data, index)
+            # what a reader holds of it: the SSE data line's value, or the frame's message
+            size = len(data) if self._wire is None else len(frame) - 4
+            if size > self._max_event_size:
+                raise TransportError(
+                    "event-too-large",
+                    f"the event is {size} bytes, over the {self._max_event_size} a consumer "
+                    "takes by default (max_event_size)",
+                    index=index,
+                )
             for expanded in self._expander.expand(decoded, index):
                 self._lifecycle.receive(expanded, index)
         except ProtocolViolation as violation:
