@@ -9,8 +9,10 @@ import http.server
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -384,3 +386,115 @@ def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:
     assert "RUN_FINISHED" in process.stdout.readline().decode()
     process.stdout.read()
     assert process.wait(timeout=60) == 0
+
+
+# --- text from a stream is inert on a terminal -----------------------------------------------
+
+HOSTILE = "\x1b]0;owned\x07\x1b]52;c;cGF3bmVk\x07\r\nACCEPTED\u202e"
+
+
+def hostile_body() -> bytes:
+    """A rejected stream whose ids, names and text carry escape sequences, CR and LF."""
+    return sse(
+        {"type": "RUN_STARTED", "threadId": HOSTILE, "runId": HOSTILE},
+        {"type": "TEXT_MESSAGE_START", "messageId": HOSTILE},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": HOSTILE, "delta": HOSTILE},
+        {"type": "TEXT_MESSAGE_END", "messageId": HOSTILE},
+        {"type": "STEP_FINISHED", "stepName": HOSTILE},  # never started: rejected
+    )
+
+
+def assert_inert(output: str) -> None:
+    assert not any(ch in output for ch in "\x1b\x07\r\u202e")
+    assert "ACCEPTED" not in output.splitlines()
+    assert "\\x1b]0;owned" in output  # shown, escaped
+
+
+@pytest.mark.parametrize("options", [[], ["--summary"]])
+def test_check_shows_control_characters_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    body = tmp_path / "hostile.sse"
+    body.write_bytes(hostile_body())
+    assert main(["check", *options, str(body)]) == 1
+    assert_inert(capsys.readouterr().out)
+
+
+def test_check_json_stays_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = tmp_path / "hostile.sse"
+    body.write_bytes(hostile_body())
+    assert main(["check", "--json", str(body)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["events"][0]["threadId"] == HOSTILE
+
+
+def test_run_shows_control_characters_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    body = hostile_body()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Handler) as url:
+        assert main(["run", f"{url}/"]) == 1
+    captured = capsys.readouterr()
+    assert_inert(captured.out + captured.err)
+
+
+def test_an_error_message_from_the_server_is_shown_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(HOSTILE.encode())
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Handler) as url:
+        assert main(["run", f"{url}/"]) == 1
+    captured = capsys.readouterr()
+    assert not any(ch in captured.err for ch in "\x1b\x07\r\u202e")
+
+
+def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(sse({**START, "threadId": request["threadId"]}))
+                self.wfile.flush()
+                for _ in range(600):  # a run that does not end by itself
+                    time.sleep(0.1)
+                    self.wfile.write(b": keepalive\n\n")
+                    self.wfile.flush()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Trickle) as url:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agui_msgspec", "run", f"{url}/"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        assert "RUN_STARTED" in process.stdout.readline().decode()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in err.decode()

@@ -41,6 +41,7 @@ from agui_msgspec._tools.generate import generate
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 READ_CHUNK = 1024 * 1024
 """``check`` reads its input at most this many bytes at a time."""
 _SUMMARY_ITEMS = 5  # messages, warnings and runs a summary lists one by one, at most
@@ -48,6 +49,13 @@ _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C: the person asked to stop, no traceback
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="agui-msgspec", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser(
@@ -93,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ACCEPTED
         bindings = None if args.bindings is None else load_bindings(args.bindings)
     except UsageError as exc:
-        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        _error(str(exc))
         return EXIT_USAGE
     out = _Output()
     version = bindings or args.version
@@ -121,13 +129,36 @@ def _seconds(text: str) -> float:
     return value
 
 
+# Control characters (C0, DEL, C1) and the bidirectional overrides: from a stream, they could
+# retitle the window, write the clipboard, or fake a line (a CR, then "ACCEPTED").
+_INERT = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+
+
+def _inert(text: str) -> str:
+    """``text`` with every control character shown escaped, never sent raw to a terminal."""
+    return text.translate(_INERT)
+
+
+def _error(text: str) -> None:
+    print(f"agui-msgspec: {_inert(text)}", file=sys.stderr)
+
+
 class _Output:
-    """Standard output that a closed pipe (``| head``) silences instead of failing."""
+    """Standard output that a closed pipe (``| head``) silences instead of failing.
+
+    ``line`` is for people: control characters are shown escaped. ``json`` writes as is
+    (JSON escapes what it must)."""
 
     def __init__(self) -> None:
         self.closed = False
 
     def line(self, text: str) -> None:
+        self.json(_inert(text))
+
+    def json(self, text: str) -> None:
         if not self.closed:
             try:
                 sys.stdout.write(text + "\n")
@@ -164,7 +195,7 @@ class _Tally:
 
     def start(self) -> None:
         if self.as_json and self.timeline:
-            self.out.line('{"events":[')
+            self.out.json('{"events":[')
 
     def show(self, events: list[Any]) -> None:
         for event in events:
@@ -172,7 +203,7 @@ class _Tally:
             if self.timeline:
                 if self.as_json:
                     comma = "," if self.count else ""
-                    self.out.line(comma + msgspec.json.encode(event).decode())
+                    self.out.json(comma + msgspec.json.encode(event).decode())
                 else:
                     self.out.line(f"  {self.count:>4}  {_live_detail(event)}")
             self.count += 1
@@ -181,9 +212,9 @@ class _Tally:
         """The JSON document's other fields; the events, streamed, came first."""
         text = msgspec.json.encode(document).decode()
         if self.timeline:
-            self.out.line("]," + text[1:] if len(document) else "]}")
+            self.out.json("]," + text[1:] if len(document) else "]}")
         else:
-            self.out.line(text)
+            self.out.json(text)
 
 
 def _check(
@@ -199,19 +230,19 @@ def _check(
         input = None if input_path is None else msgspec.json.decode(input_path.read_bytes())
         stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
     except OSError as exc:
-        print(f"agui-msgspec: cannot read {exc.filename or file}: {exc.strerror}", file=sys.stderr)
+        _error(f"cannot read {exc.filename or file}: {exc.strerror}")
         return EXIT_USAGE
     except msgspec.DecodeError as exc:
-        print(f"agui-msgspec: {input_path} is not JSON: {exc}", file=sys.stderr)
+        _error(f"{input_path} is not JSON: {exc}")
         return EXIT_USAGE
     except RecursionError:
-        print(f"agui-msgspec: {input_path} nests too deeply", file=sys.stderr)
+        _error(f"{input_path} nests too deeply")
         return EXIT_USAGE
     try:
         consumer = Consumer(version, input=input)
     except MalformedEvent as exc:
         stream.close()
-        print(f"agui-msgspec: {input_path} is not a RunAgentInput: {exc}", file=sys.stderr)
+        _error(f"{input_path} is not a RunAgentInput: {exc}")
         return EXIT_USAGE
     tally = _Tally(out, timeline=not summary, as_json=as_json)
     tally.start()
@@ -220,7 +251,7 @@ def _check(
         try:
             _feed_file(stream, consumer, delivered, tally)
         except OSError as exc:
-            print(f"agui-msgspec: cannot read {file}: {exc.strerror}", file=sys.stderr)
+            _error(f"cannot read {file}: {exc.strerror}")
             return EXIT_USAGE
     result = consumer.result([])
     if as_json:
@@ -369,7 +400,7 @@ def _as_json(result: Result) -> dict[str, Any]:
 
 def _conformance(folder: Path, version: str | ModuleType, out: _Output) -> int:
     if not folder.is_dir():
-        print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
+        _error(f"no such folder {folder}")
         return EXIT_USAGE
     corpus = run_corpus(folder, version)
     for line in corpus.lines():
@@ -391,7 +422,7 @@ def _run(
     try:
         agent = HttpAgent(url, version=version, **agent_options)
     except (ImportError, UsageError) as exc:
-        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        _error(str(exc))
         return EXIT_USAGE
     messages = [] if text is None else [{"id": str(uuid.uuid4()), "role": "user", "content": text}]
     input = {
@@ -418,11 +449,11 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as
             except ProtocolViolation as exc:
                 violation = exc
     except HttpAgentError as exc:
-        print(f"agui-msgspec: {exc}", file=sys.stderr)
+        _error(str(exc))
         return EXIT_REJECTED
     except TransportError as exc:  # before any event: nothing to summarise
         reach = "cannot reach " if exc.rule == "connect" else "REJECTED "
-        print(f"agui-msgspec: {reach}{agent.url}: {exc}", file=sys.stderr)
+        _error(f"{reach}{agent.url}: {exc}")
         return EXIT_REJECTED
     result = Result(
         outcome="failed" if violation is not None else "completed",
@@ -502,7 +533,8 @@ def _message_lines(message: Any) -> list[str]:
     if isinstance(tool_call_id, str):
         head += f" result of {tool_call_id}:"
     if isinstance(content, str):
-        lines = [f"{head} {content}".replace("\n", "\n      ")]
+        first, *more = content.split("\n")
+        lines = [f"{head} {first}", *(f"      {line}" for line in more)]
     elif content is msgspec.UNSET:
         lines = [head]
     else:
