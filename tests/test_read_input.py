@@ -13,6 +13,7 @@ import pytest
 
 from agui_msgspec import MalformedEvent, read_input, v1_0, v1_1
 from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, MAX_WARNING_LENGTH
 
 BODY: dict[str, Any] = {
     "threadId": "t",
@@ -153,3 +154,22 @@ def test_version_selects_the_bindings() -> None:
     old, warnings = read_input(body, version=v1_0)
     assert type(old) is v1_0.RunAgentInput
     assert warnings == ["input /messages/0/encryptedValueType: removed unrecognised property"]
+
+
+# --- the warnings are bounded as a stream's are ---------------------------------------------
+
+
+def test_a_body_with_many_unknown_properties_keeps_a_bounded_list_of_warnings() -> None:
+    body = {**BODY, **{f"vendor{n}": n for n in range(5000)}}
+    _, warnings = read_input(json.dumps(body))
+    assert len(warnings) == DEFAULT_MAX_WARNINGS + 1
+    assert warnings[-1] == "4000 more warnings not kept (max_warnings=1000)"
+    _, few = read_input(json.dumps(body), max_warnings=10)
+    assert len(few) == 11
+
+
+def test_a_huge_property_name_makes_a_warning_of_bounded_length() -> None:
+    body = {**BODY, "x" * 5_000_000: 1}
+    _, warnings = read_input(json.dumps(body))
+    assert len(warnings) == 1
+    assert len(warnings[0]) == MAX_WARNING_LENGTH

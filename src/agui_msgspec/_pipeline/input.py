@@ -27,6 +27,7 @@ from agui_msgspec._errors import MalformedEvent, UsageError
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
 from agui_msgspec._pipeline.compat import downgrade_for_peer, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
 
 _TOO_DEEP = "the input nests too deeply"
@@ -88,7 +89,12 @@ def prepare_input(
     return prepared
 
 
-def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[Any, list[str]]:
+def read_input(
+    body: Any,
+    version: str | ModuleType = LATEST_VERSION,
+    *,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+) -> tuple[Any, list[str]]:
     """The receiving end: a request body as this version's ``RunAgentInput`` and its warnings.
 
     ``body`` is the JSON text (bytes or str), a wire-named dict, a ``RunAgentInput`` Struct or
@@ -96,9 +102,10 @@ def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[A
     path (spec: basic/run-input, Error Handling); nothing else changes. A body that is not
     JSON, not an object, or has a known field the schema rejects raises
     ``MalformedEvent(rule="malformed-input")`` with the JSON Pointer ``path``: answer it
-    with an HTTP error status, as the run never started.
+    with an HTTP error status, as the run never started. The warnings are bounded as a
+    stream's are: ``max_warnings`` kept (then one line counts the rest), each one cut.
     """
-    warnings: list[str] = []
+    warnings = WarningLog(max_warnings)
     if isinstance(body, (bytes, bytearray, memoryview, str)):
         try:
             body = msgspec.json.decode(body)
@@ -106,7 +113,7 @@ def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[A
             raise _malformed(f"not JSON: {exc}") from None
         except RecursionError:
             raise _malformed(_TOO_DEEP) from None
-    return typed_input(body, bindings_for(version), warnings.append), warnings
+    return typed_input(body, bindings_for(version), warnings.warn), warnings.kept
 
 
 def typed_input(
