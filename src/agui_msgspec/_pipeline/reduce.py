@@ -325,6 +325,9 @@ class Reducer:
                 self._message(message_id).content = parts.text()
         for call_id, parts in self._args.items():
             self._tool_calls[call_id].function.arguments = parts.text()
+        self._flush_settled()
+
+    def _flush_settled(self) -> None:
         for message, parts in self._settled_content.values():
             _store_content(message, parts.text())
         for call, parts in self._settled_args.values():
@@ -505,7 +508,9 @@ class Reducer:
             target.encrypted_value_type = getattr(event, "encrypted_value_type", UNSET)
 
     def _messages_snapshot(self, event: Any, index: int) -> None:
-        self._flush_all()
+        # What streams into a message the snapshot replaces or removes is dropped with it, and
+        # one it leaves keeps its parts: only closed items, whose parts go by id, are written.
+        self._flush_settled()
         incoming = {message.id: _own_copy(message) for message in event.messages}
         carried_roles = {message.role for message in event.messages}
         # Only the messages the snapshot replaces or removes are visited: those under its
@@ -515,28 +520,37 @@ class Reducer:
         for role, serials in self._by_role.items():
             if role not in _CLIENT_ONLY_ROLES or role in carried_roles:
                 visited.update(serials)
+        touched: list[str] = []  # the ids of the messages replaced or removed
         for serial in sorted(visited):
             message = self._messages[serial]
             if message.id in incoming:
+                touched.append(message.id)
                 self._replace_at(serial, incoming.pop(message.id))
             elif message.role not in _CLIENT_ONLY_ROLES or message.role in carried_roles:
+                touched.append(message.id)
                 self._remove_at(serial)
         for message in incoming.values():
             self._add(message)
-        # What is still streaming continues from the snapshot's version of it.
-        self._restart(self._text, self._message, _text_of, "message", index)
-        self._restart(self._thoughts, self._message, _text_of, "reasoning message", index)
-        self._restart(self._args, self._tool_calls.get, _arguments_of, "tool call", index)
+        # What is still streaming continues from the snapshot's version of it. An open text
+        # message or tool call belongs to a role every snapshot visits, so restarting all of
+        # them costs what was visited; an open reasoning message, whose role a snapshot may
+        # leave alone, is restarted only when the snapshot touched it.
+        self._restart(self._text, list(self._text), self._message, _text_of, "message", index)
+        thoughts = [item_id for item_id in touched if item_id in self._thoughts]
+        self._restart(self._thoughts, thoughts, self._message, _text_of, "reasoning message", index)
+        calls = list(self._args)
+        self._restart(self._args, calls, self._tool_calls.get, _arguments_of, "tool call", index)
 
     def _restart(
         self,
         streams: dict[str, _Parts],
+        item_ids: list[str],
         target_of: Callable[[str], Any],
         current: Callable[[Any], str],
         label: str,
         index: int,
     ) -> None:
-        for item_id in list(streams):
+        for item_id in item_ids:
             target = target_of(item_id)
             if target is None:
                 del streams[item_id]
