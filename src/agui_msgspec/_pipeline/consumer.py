@@ -67,6 +67,8 @@ _SNIFF_LIMIT = 4096
 _BATCH_SIZE = 1024
 # Bytes of a whole body framed at once: a network read's worth.
 _BODY_SLICE = 64 * 1024
+# Repeated deltas stream into their text unjoined; every 1,024 events, the text is compacted.
+_COMPACT_MASK = 1023
 
 
 def _too_deep(index: int) -> MalformedEvent:
@@ -209,7 +211,11 @@ class Consumer:
         if self._violation is not None:
             raise self._violation
         expand = self._expander.expand
-        receive, apply = self._lifecycle.receive, self._reducer.apply
+        receive, apply, compact = (
+            self._lifecycle.receive,
+            self._reducer.apply,
+            self._reducer.compact,
+        )
         streams, chunk_types = self._expander.streams, self._expander.chunk_types
         # Most of a stream is deltas repeating the item of the delta before: those skip the
         # verifier and the reducer, which said (_Repeat) what such an event would do there.
@@ -227,6 +233,8 @@ class Consumer:
                         and event.metadata is UNSET
                     ):
                         sink(event.delta)
+                        if not index & compact_mask:  # what streams unread stays compact
+                            compact()
                         if delivered is not None:
                             delivered.append(event)
                         continue

@@ -65,20 +65,36 @@ def _own_copy(message: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(message), type=type(message))
 
 
+COMPACT_PARTS = 128
+"""Deltas an open text holds as they came before they are joined into one string: a string
+object per 2-character delta costs about 30 times its text; one per 128 about 1.3 times."""
+
+
 class _Parts(list[str]):
     """A text as the parts streamed into it, joined when read. The parts from ``tail`` on
-    came since the item was last (re)opened: closing it joins those, not the whole text."""
+    came since the item was last (re)opened: closing it joins those, not the whole text.
+    The parts from ``joined`` on are deltas as they came, which :meth:`compact` joins."""
 
-    __slots__ = ("tail",)
+    __slots__ = ("joined", "tail")
 
     def __init__(self, parts: list[str]) -> None:
         super().__init__(parts)
-        self.tail = len(parts)
+        self.tail = self.joined = len(parts)
+
+    def compact(self) -> None:
+        """Join the newest deltas into one part, so an open text held unread costs about its
+        length; each delta is copied once this way, and once more when the text is read."""
+        if len(self) - self.joined >= COMPACT_PARTS:
+            self[self.joined :] = ["".join(self[self.joined :])]
+            self.joined = len(self)
+
+    def reopen(self) -> None:
+        self.tail = self.joined = len(self)
 
     def text(self) -> str:
         if len(self) > 1:
             self[:] = ["".join(self)]
-            self.tail = 0
+            self.tail, self.joined = 0, 1
         return self[0]
 
     def close(self) -> bool:
@@ -88,7 +104,7 @@ class _Parts(list[str]):
             self[self.tail :] = ["".join(self[self.tail :])]
         if len(self) == 2 and len(self[0]) <= len(self[1]):
             self[:] = ["".join(self)]
-        self.tail = len(self)
+        self.reopen()
         return len(self) == 1
 
 
@@ -177,6 +193,9 @@ class Reducer:
         # reopening a long message and closing it again costs what was added, not its length.
         self._settled_content: dict[str, tuple[Any, _Parts]] = {}
         self._settled_args: dict[str, tuple[Any, _Parts]] = {}
+        # The parts whose append the last delta was given back as: the consumer streams
+        # repeats of that delta straight into it, and asks for it compacted now and then.
+        self._growing = _Parts([])
         if seed is not None:
             self._seed(seed)
         self._by_class: dict[type, Any] = {}
@@ -208,6 +227,10 @@ class Reducer:
             list.__setitem__(self._view, slice(None), self._messages.values())
             self._view_stale = False
         return self._view
+
+    def compact(self) -> None:
+        """Join the deltas streamed straight into the growing text (see :meth:`apply`)."""
+        self._growing.compact()
 
     def apply(self, event: Any, index: int) -> DeltaSink | None:
         """Apply one verified event.
@@ -346,7 +369,7 @@ class Reducer:
         """The parts an item (re)opens with: those it closed with, if still unjoined."""
         held = settled.pop(item_id, None)
         if held is not None and held[0] is target:
-            held[1].tail = len(held[1])
+            held[1].reopen()
             return held[1]
         if held is not None:  # the item was replaced since: its text is joined into it
             store(held[0], held[1].text())
@@ -394,8 +417,11 @@ class Reducer:
         if parts is None:  # the message cannot take text, or a snapshot removed it
             return None
         parts.append(event.delta)
+        if len(parts) - parts.joined >= COMPACT_PARTS:
+            parts.compact()
         if event.metadata is not UNSET:
             _merge_metadata(self._message(event.message_id), event)
+        self._growing = parts
         return parts.append
 
     def _end_text(self, streams: dict[str, _Parts], event: Any) -> None:
@@ -462,7 +488,10 @@ class Reducer:
         if parts is None:
             return None
         parts.append(event.delta)
+        if len(parts) - parts.joined >= COMPACT_PARTS:
+            parts.compact()
         _merge_metadata(self._tool_calls[event.tool_call_id], event)
+        self._growing = parts
         return parts.append
 
     def _tool_end(self, event: Any, index: int) -> None:
