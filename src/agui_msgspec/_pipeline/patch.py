@@ -3,14 +3,13 @@
 AG-UI applies a ``STATE_DELTA`` (and an ``ACTIVITY_DELTA``) atomically
 (basic/patterns/snapshots): either every operation applies or the prior value is
 kept. A well-formed patch that does not apply is not a protocol violation, so
-:func:`apply_patch` reports it as a :class:`PatchConflict` whose text is the
+:func:`patch_in_place` reports it as a :class:`PatchConflict` whose text is the
 diagnosis for the caller's warning.
 
-:func:`apply_patch` never mutates its input. It copies only the containers on
-the paths it writes, so the result shares every untouched subtree (and any
-value a ``move`` relocated) with the input, and a patch that writes nothing
-returns the input itself: treat states as immutable values, or deep-copy one
-before mutating it in place. Values the patch brings in (``add`` and
+:func:`patch_in_place` writes the document it is given, which the caller owns
+(the reducer patches its own copy of a snapshot), and logs how to undo each
+write: a patch that fails is undone, in reverse, so the document is as it was.
+A ``move`` relocates the value itself. Values the patch brings in (``add`` and
 ``replace`` values, ``copy`` results) are deep copies, aliased neither with the
 operations nor with the rest of the document.
 
@@ -31,7 +30,6 @@ __all__ = [
     "PatchConflict",
     "PatchRefused",
     "StateBounds",
-    "apply_patch",
     "copy_json",
     "measure",
     "patch_in_place",
@@ -90,27 +88,7 @@ class _Refusal(Exception):
 
 
 class _Fault(Exception):
-    """Why one operation does not apply; :func:`apply_patch` adds which operation it was."""
-
-
-def apply_patch(document: Any, operations: Sequence[Mapping[str, Any]]) -> Any:
-    """Return ``document`` with every operation applied, or raise :class:`PatchConflict`.
-
-    ``document`` is left as it was either way.
-    """
-    if not isinstance(operations, Sequence):
-        raise PatchConflict("the patch is not an array of operations")
-    patcher = _Patcher(document)
-    for index, operation in enumerate(operations):
-        try:
-            patcher.apply(operation)
-        except _Fault as fault:
-            raise PatchConflict(f"{_describe(index, operation)}: {fault}") from None
-        except RecursionError:
-            # Only a cyclic value or one nested past the interpreter's limit gets here.
-            reason = "a value is nested too deeply"
-            raise PatchConflict(f"{_describe(index, operation)}: {reason}") from None
-    return patcher.root
+    """Why one operation does not apply; :func:`patch_in_place` adds which operation it was."""
 
 
 def patch_in_place(
@@ -127,9 +105,10 @@ def patch_in_place(
     it builds anything, and the values one patch may build (copies, the values it
     carries) or walk (what moves deeper) add up to at most :data:`PATCH_WORK_FLOOR` plus
     :data:`PATCH_WORK_FACTOR` times the patch's own size, and to ``bounds.max_size``: a
-    patch costs time in proportion to its own size, never to the document's. On a :class:`PatchConflict` or :class:`PatchRefused` every
-    write is undone, in reverse, so the document is as it was; so it is when
-    ``object_root`` and the patch would leave anything but an object.
+    patch costs time in proportion to its own size, never to the document's. On a
+    :class:`PatchConflict` or :class:`PatchRefused` every write is undone, in reverse, so
+    the document is as it was; so it is when ``object_root`` and the patch would leave
+    anything but an object.
     """
     if type(operations) is not list and not isinstance(operations, Sequence):
         raise PatchConflict("the patch is not an array of operations")
@@ -206,25 +185,21 @@ _UNBOUNDED = StateBounds(1 << 62, 1 << 62)
 
 
 class _Patcher:
-    """The document being patched: copy-on-write bookkeeping, or (with bounds) writes in
-    place with an undo log and a running size."""
+    """The document being patched in place, with an undo log and a running size."""
 
     __slots__ = (
-        "_allowance", "_bounds", "_built", "_operations", "_owned", "_size_at_start",
-        "_undo", "root", "size",
+        "_allowance", "_bounds", "_built", "_operations", "_size_at_start", "_undo", "root",
+        "size",
     )  # fmt: skip
 
     def __init__(
         self,
         document: Any,
-        bounds: StateBounds | None = None,
-        size: int = 0,
-        operations: Sequence[Mapping[str, Any]] = (),
+        bounds: StateBounds,
+        size: int,
+        operations: Sequence[Mapping[str, Any]],
     ) -> None:
         self.root = document
-        # id → container for the copies this patch made: those may be written in
-        # place. Holding the containers keeps their ids from being reused.
-        self._owned: dict[int, Any] = {}
         self._bounds = bounds
         self.size = size
         self._built = 0  # what this patch has built or walked so far, against the allowance
@@ -240,7 +215,7 @@ class _Patcher:
         name = _member(operation, "op")
         if not isinstance(name, str) or name not in _OPS:
             raise _Fault(f"unknown op {name!r}")
-        path = self._pointer(operation, "path")
+        path = _pointer(operation, "path", self._bounds.max_depth)
         if name in ("add", "replace"):
             value = _member(operation, "value")
             size = self._check_new(path, value)
@@ -254,7 +229,7 @@ class _Patcher:
             if not _equal(actual, expected):
                 raise _Fault(f"expected {_sample(expected)}, found {_sample(actual)}")
         else:
-            source = self._pointer(operation, "from")
+            source = _pointer(operation, "from", self._bounds.max_depth)
             try:
                 value = self._get(source)
             except _Fault as fault:
@@ -273,7 +248,6 @@ class _Patcher:
         scalar in an object, or ``add`` at the end of an array, by a pointer without escapes
         through objects) in place and return True; False, having changed nothing, for any
         other, a failure included, which :meth:`apply` then applies or diagnoses."""
-        assert self._bounds is not None
         name = operation.get("op")
         path = operation.get("path")
         if (
@@ -334,14 +308,9 @@ class _Patcher:
         self.size += size
         return True
 
-    def _pointer(self, operation: Mapping[str, Any], name: str) -> list[str]:
-        return _pointer(operation, name, None if self._bounds is None else self._bounds.max_depth)
-
     def _check_new(self, path: list[str], value: Any, *, grows: bool = True) -> int:
         """Refuse ``value`` at ``path`` before building it if it would pass a bound; else
         its size."""
-        if self._bounds is None:
-            return 0
         max_size, max_depth = self._bounds
         size, depth = measure(value, self._bounds, len(path))
         self._built += size
@@ -360,7 +329,6 @@ class _Patcher:
 
     def _allowance_by_size(self) -> int:
         if self._allowance is None:
-            assert self._bounds is not None
             own_size = measure(self._operations, self._bounds)[0]
             allowance = PATCH_WORK_FLOOR + PATCH_WORK_FACTOR * own_size
             self._allowance = min(allowance, self._bounds.max_size)
@@ -382,9 +350,8 @@ class _Patcher:
 
     def _set_root(self, value: Any, size: int | None) -> None:
         old, self.root = self.root, value
-        if self._bounds is not None:
-            self._undo.append((setattr, self, "root", old))
-            self._resize(size, old)
+        self._undo.append((setattr, self, "root", old))
+        self._resize(size, old)
 
     def _get(self, tokens: list[str]) -> Any:
         node = self.root
@@ -403,48 +370,44 @@ class _Patcher:
         if not tokens:
             self._set_root(value, size)
             return
-        parent = self._writable_parent(tokens)
+        parent = self._get(tokens[:-1])
         last = len(tokens) - 1
         if isinstance(parent, dict):
             key = tokens[last]
             old = parent.get(key, _ABSENT)
             parent[key] = value
-            if self._bounds is not None:
-                self._undo.append(
-                    (parent.pop, key) if old is _ABSENT else (parent.__setitem__, key, old)
-                )
-                self._resize(size, old)
+            self._undo.append(
+                (parent.pop, key) if old is _ABSENT else (parent.__setitem__, key, old)
+            )
+            self._resize(size, old)
         elif isinstance(parent, list):
             position = _index(parent, tokens, last, adding=True)
             parent.insert(position, value)
-            if self._bounds is not None:
-                self._undo.append((parent.pop, position))
-                self._resize(size)
+            self._undo.append((parent.pop, position))
+            self._resize(size)
         else:
             raise _not_container(parent, tokens, last)
 
     def _remove(self, tokens: list[str], *, moving: bool = False) -> Any:
         if not tokens:
             raise _Fault("the whole document cannot be removed")
-        parent = self._writable_parent(tokens)
+        parent = self._get(tokens[:-1])
         last = len(tokens) - 1
         if isinstance(parent, dict):
             key = tokens[last]
             if key not in parent:
                 raise _missing(tokens, last)
             old = parent.pop(key)
-            if self._bounds is not None:
-                self._undo.append((parent.__setitem__, key, old))
-                if not moving:
-                    self._resize(0, old)
+            self._undo.append((parent.__setitem__, key, old))
+            if not moving:
+                self._resize(0, old)
             return old
         if isinstance(parent, list):
             position = _index(parent, tokens, last)
             old = parent.pop(position)
-            if self._bounds is not None:
-                self._undo.append((parent.insert, position, old))
-                if not moving:
-                    self._resize(0, old)
+            self._undo.append((parent.insert, position, old))
+            if not moving:
+                self._resize(0, old)
             return old
         raise _not_container(parent, tokens, last)
 
@@ -452,7 +415,7 @@ class _Patcher:
         if not tokens:
             self._set_root(value, size)
             return
-        parent = self._writable_parent(tokens)
+        parent = self._get(tokens[:-1])
         last = len(tokens) - 1
         key: str | int
         if isinstance(parent, dict):
@@ -465,45 +428,8 @@ class _Patcher:
             raise _not_container(parent, tokens, last)
         old = parent[key]
         parent[key] = value
-        if self._bounds is not None:
-            self._undo.append((parent.__setitem__, key, old))
-            self._resize(size, old)
-
-    def _writable_parent(self, tokens: list[str]) -> Any:
-        """The container that holds the target: in place, or (copy-on-write) owned by this
-        patch along with its ancestors."""
-        if self._bounds is not None:
-            return self._get(tokens[:-1])
-        node = self.root = self._own(self.root)
-        for depth in range(len(tokens) - 1):
-            key: str | int
-            if isinstance(node, dict):
-                key = tokens[depth]
-                if key not in node:
-                    raise _missing(tokens, depth)
-            elif isinstance(node, list):
-                key = _index(node, tokens, depth)
-            else:
-                raise _not_container(node, tokens, depth)
-            child = node[key]
-            owned = self._own(child)
-            if owned is not child:
-                node[key] = owned
-            node = owned
-        return node
-
-    def _own(self, value: Any) -> Any:
-        """``value`` if this patch may write it in place, else its shallow copy, which it may."""
-        if id(value) in self._owned:
-            return value
-        if isinstance(value, dict):
-            value = dict.copy(value)
-        elif isinstance(value, list):
-            value = list.copy(value)
-        else:
-            return value
-        self._owned[id(value)] = value
-        return value
+        self._undo.append((parent.__setitem__, key, old))
+        self._resize(size, old)
 
 
 def _member(operation: Mapping[str, Any], name: str) -> Any:
@@ -513,7 +439,7 @@ def _member(operation: Mapping[str, Any], name: str) -> Any:
         raise _Fault(f"missing {name!r}") from None
 
 
-def _pointer(operation: Mapping[str, Any], name: str, max_depth: int | None = None) -> list[str]:
+def _pointer(operation: Mapping[str, Any], name: str, max_depth: int) -> list[str]:
     """The reference tokens of the JSON Pointer in ``operation[name]``; more than
     ``max_depth`` of them is refused before the pointer is split."""
     pointer = _member(operation, name)
@@ -523,7 +449,7 @@ def _pointer(operation: Mapping[str, Any], name: str, max_depth: int | None = No
         return []
     if pointer[0] != "/":
         raise _Fault(f"{name!r} is not a JSON Pointer: it does not start with '/'")
-    if max_depth is not None and pointer.count("/") > max_depth:
+    if pointer.count("/") > max_depth:
         raise _Refusal("too-deep", f"{name!r} is deeper than state may nest")
     tokens = pointer[1:].split("/")
     if "~" not in pointer:
