@@ -1,12 +1,15 @@
-"""Which generated bindings serve which protocol version, and how versions compare."""
+"""Which generated bindings serve which protocol version, and how versions read and compare."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Literal
 
 from agui_msgspec._errors import UsageError
 
@@ -73,27 +76,74 @@ def load_bindings(path: str | Path) -> ModuleType:
         raise UsageError(f"cannot load {str(path)!r}: {type(exc).__name__}: {exc}") from None
 
 
-def version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
-    """``MAJOR.MINOR`` (anything after a further ``.`` ignored) as a sortable key, or None.
+VersionForm = Literal["release", "declaration", "pin", "peer"]
+"""How much of the one version grammar, ``MAJOR[.MINOR[.REST]]``, a reader accepts:
 
-    Only ASCII digits count, and no number is built: the key compares the digits
-    by length, then by value, so any string costs linear time and raises nothing
-    (``int()`` refuses ``"²"``, which ``str.isdigit`` accepts, and 4,301 digits).
+- ``"release"``: MAJOR.MINOR, no REST (the version ``generate`` stamps on bindings);
+- ``"declaration"``: MAJOR.MINOR, any REST accepted and not read (a producer's
+  ``protocolVersion``, the bindings' own: spec basic/versioning compares MAJOR.MINOR);
+- ``"pin"``: a declaration, or MAJOR alone, read as MAJOR.0 (the version a consumer speaks);
+- ``"peer"``: MAJOR.MINOR, or MAJOR.MINOR.PATCH with the patch read, each part at most nine
+  digits (the era a peer is known to speak: ``0.0.39``).
+
+MAJOR, MINOR and PATCH are ASCII digits: ``str.isdigit`` alone also takes ``"²"``, which
+``int()`` refuses.
+"""
+
+_PEER_DIGITS = 9  # at most, in each part of a peer's version: peer_version's limit as it was
+
+
+@functools.total_ordering
+@dataclass(frozen=True)
+class ProtocolVersion:
+    """A protocol version's numeric parts, ordered by value (``1.10`` after ``1.9``).
+
+    Each part is its ASCII digits without leading zeros (``"0"`` for zero), never an
+    ``int``: a producer chooses the string, and ``int()`` refuses 4,301 digits and is
+    quadratic before that, while ordering by length, then digits, is linear.
     """
-    major, dot, rest = version.partition(".")
-    minor = rest.partition(".")[0]
-    if not (dot and _is_number(major) and _is_number(minor)):
+
+    major: str
+    minor: str = "0"
+    patch: str = "0"
+
+    def __lt__(self, other: ProtocolVersion) -> bool:
+        return self._order() < other._order()
+
+    def _order(self) -> tuple[tuple[int, str], ...]:
+        return tuple((len(part), part) for part in (self.major, self.minor, self.patch))
+
+
+def parse_version(text: str, form: VersionForm) -> ProtocolVersion | None:
+    """``text`` as a :class:`ProtocolVersion` if it has the ``form`` asked for, else None.
+
+    Linear in the length of ``text``, and raises nothing: a producer's string is read
+    as safely as the application's own.
+    """
+    major, *more = text.split(".", 2)
+    if not _is_number(major):
         return None
-    return _number_key(major), _number_key(minor)
+    if not more:  # MAJOR alone
+        return ProtocolVersion(_digits(major)) if form == "pin" else None
+    minor, *rest = more
+    if not _is_number(minor):
+        return None
+    if form == "peer":
+        patch = rest[0] if rest else "0"
+        if not _is_number(patch) or max(map(len, (major, minor, patch))) > _PEER_DIGITS:
+            return None
+        return ProtocolVersion(_digits(major), _digits(minor), _digits(patch))
+    if form == "release" and rest:
+        return None
+    return ProtocolVersion(_digits(major), _digits(minor))
 
 
 def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def _number_key(digits: str) -> tuple[int, str]:
-    significant = digits.lstrip("0")
-    return len(significant), significant
+def _digits(number: str) -> str:
+    return number.lstrip("0") or "0"
 
 
 def producer_version_notice(declared: str, ours: str) -> str | None:
@@ -102,7 +152,7 @@ def producer_version_notice(declared: str, ours: str) -> str | None:
 
     Versions compare as MAJOR.MINOR (spec: basic/versioning); the run proceeds either way.
     """
-    theirs, mine = version_key(declared), version_key(ours)
+    theirs, mine = parse_version(declared, "declaration"), parse_version(ours, "declaration")
     if theirs is None:
         return f"RUN_STARTED /protocolVersion: the producer declares {_shown(declared)}, which this consumer cannot interpret; proceeding as {_shown(ours)}"
     if mine is None:

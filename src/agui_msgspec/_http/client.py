@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
-from agui_msgspec._pipeline.compat import parse_peer_version
+from agui_msgspec._pipeline.compat import read_peer_version
 from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
 from agui_msgspec._pipeline.input import prepare_input
 from agui_msgspec._pipeline.lifecycle import Run
@@ -184,7 +184,7 @@ class HttpAgent:
                 raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
         if peer_version is not None:
-            parse_peer_version(peer_version)  # likewise
+            read_peer_version(peer_version)  # likewise
         self.peer_version = peer_version
         self.url = url
         self.version = version

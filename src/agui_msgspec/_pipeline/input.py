@@ -27,7 +27,7 @@ from agui_msgspec._official import is_official, official_document
 from agui_msgspec._pipeline.compat import downgrade_for_peer, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._pipeline.patch import json_kind, pointer_token
-from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
+from agui_msgspec._versions import LATEST_VERSION, bindings_for, parse_version
 
 _TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
@@ -53,10 +53,11 @@ def prepare_input(
     ``expiresAt`` is judged (default: the clock).
     """
     report = warn or (lambda _message: None)
-    if isinstance(version, str) and _declarable(version) is None:
-        if not _era_pin(version):
+    if isinstance(version, str):
+        if parse_version(version, "pin") is None:
             raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
-        peer_version, version = peer_version or version, LATEST_VERSION  # an era pin
+        if _declarable(version) is None:  # an era pin (0.0.39): the peer's, not ours
+            peer_version, version = peer_version or version, LATEST_VERSION
     bindings = bindings_for(version)
     declared = None
     if peer_version is None or _declarable(peer_version) is not None:
@@ -203,18 +204,7 @@ def _expired(expires_at: Any, now: datetime) -> bool:
 def _declarable(version: str) -> str | None:
     """The MAJOR.MINOR this consumer declares (``1`` declares ``1.0``), or None for a
     pre-versioning era pin (``0.x``) and a version that is not a number (a draft)."""
-    key = _version_key(version)
-    if key is None or _era_pin(version):
+    pinned = parse_version(version, "pin")
+    if pinned is None or pinned.major == "0":
         return None
-    major, minor = key
-    return f"{major[1]}.{minor[1] or '0'}"
-
-
-def _era_pin(version: str) -> bool:
-    """A version from before negotiation: major 0 (``0.0.39``)."""
-    key = _version_key(version)
-    return key is not None and key[0][0] == 0
-
-
-def _version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
-    return version_key(version if "." in version else f"{version}.0")
+    return f"{pinned.major}.{pinned.minor}"
