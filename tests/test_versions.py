@@ -19,7 +19,7 @@ import pytest
 
 import agui_msgspec
 from agui_msgspec import UsageError, consume
-from agui_msgspec._versions import ProtocolVersion, VersionForm, parse_version
+from agui_msgspec._versions import Bindings, ProtocolVersion, VersionForm, parse_version
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
@@ -168,3 +168,13 @@ def test_versions_order_by_the_value_of_their_parts(
     assert all(a < b for a, b in itertools.pairwise(parsed))
     assert parse_version("01.00", "peer") == parse_version("1.0.0", "peer") == V("1", "0", "0")
     assert parse_version("1.01", "declaration") == parse_version("1.1", "declaration")
+
+
+def test_generated_bindings_have_every_member_the_protocol_names() -> None:
+    generated: list[Bindings] = [agui_msgspec.v1_0, agui_msgspec.v1_1]  # modules type-check as one
+    for bindings in generated:
+        assert all(hasattr(bindings, member) for member in Bindings.__annotations__)
+
+
+def test_draft_bindings_have_every_member_the_protocol_names(draft_bindings: ModuleType) -> None:
+    assert all(hasattr(draft_bindings, member) for member in Bindings.__annotations__)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import enum
 import sys
-from types import ModuleType
 from typing import Any
 
 import msgspec
 
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError
 from agui_msgspec._pipeline.enforce import Enforcer, pointer_from_msgspec
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
 
 _OFFICIAL_PACKAGE = "ag_ui."
 _AS_IS = frozenset({str, int, float, bool, dict})  # a dict value is an open JSON object
@@ -31,7 +30,7 @@ _AS_IS = frozenset({str, int, float, bool, dict})  # a dict value is an open JSO
 # is not the SDK's (an application's own, in a state snapshot say): model_dump reads those.
 _PLANS: dict[type, dict[str, tuple[str, bool]] | None] = {}
 # (official class, bindings) → the Struct of the same name
-_COUNTERPARTS: dict[tuple[type, ModuleType], type[msgspec.Struct]] = {}
+_COUNTERPARTS: dict[tuple[type, Bindings], type[msgspec.Struct]] = {}
 # Struct class → (its ag_ui.core model, (wire name, default) of each field whose default is
 # a value, not UNSET)
 _OFFICIAL: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
@@ -93,7 +92,7 @@ def _plan(cls: type) -> dict[str, tuple[str, bool]] | None:
     return plan
 
 
-def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any:
+def from_official(model: Any, version: VersionLike = LATEST_VERSION) -> Any:
     """An ``ag-ui-protocol`` model (event, message, ``RunAgentInput``, ...) as the Struct of
     the same name in ``version``'s bindings.
 
@@ -126,7 +125,7 @@ def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any
     )
 
 
-def _counterpart(cls: type, bindings: ModuleType) -> type[msgspec.Struct]:
+def _counterpart(cls: type, bindings: Bindings) -> type[msgspec.Struct]:
     key = (cls, bindings)
     target = _COUNTERPARTS.get(key)
     if target is None:

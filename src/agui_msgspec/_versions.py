@@ -9,18 +9,52 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal, Protocol, TypeAlias
+
+import msgspec
 
 from agui_msgspec._errors import UsageError
 
 SUPPORTED_VERSIONS = ("1.0", "1.1")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 
-# What the runtime reads from a bindings module; a module without them is not one.
+
+class Bindings(Protocol):
+    """What the runtime reads from a generated bindings module (``agui_msgspec.v1_1``, or
+    one ``agui-msgspec generate`` wrote): a module is one as it stands.
+
+    The classes are ``type[Any]``: each version's have their own fields, and a protocol
+    attribute is invariant, so no narrower type matches them all. Other classes are looked
+    up by name (the events a chunk expands to, an official model's counterpart).
+    """
+
+    PROTOCOL_VERSION: str
+    EVENT_TYPES: dict[str, type[msgspec.Struct]]
+    UNIONS: dict[str, tuple[str, dict[str, type[msgspec.Struct]]]]
+    CLOSED_STRING_SETS: dict[str, frozenset[str]]
+    OPEN_UNION_FIELDS: dict[type[msgspec.Struct], dict[str, Any]]
+    event_decoder: msgspec.json.Decoder[Any]
+    RunAgentInput: type[Any]
+    RunStartedEvent: type[Any]
+    RunErrorEvent: type[Any]
+    AssistantMessage: type[Any]
+    ToolMessage: type[Any]
+    ReasoningMessage: type[Any]
+    ActivityMessage: type[Any]
+    ToolCall: type[Any]
+    FunctionCall: type[Any]
+
+    def __hash__(self) -> int: ...  # tables built from bindings are cached per module
+
+
+VersionLike: TypeAlias = str | Bindings
+"""Where a protocol version is asked for: a supported version string, or generated bindings."""
+
+# The members whose absence marks a module as not bindings at all.
 _BINDINGS_NAMES = ("PROTOCOL_VERSION", "EVENT_TYPES", "UNIONS", "RunAgentInput", "event_decoder")
 
 
-def bindings_for(version: str | ModuleType) -> ModuleType:
+def bindings_for(version: VersionLike) -> Bindings:
     """The generated module for ``version``; a module passed in is used as it is.
 
     Passing a module lets a consumer run on bindings generated from another
@@ -34,14 +68,14 @@ def bindings_for(version: str | ModuleType) -> ModuleType:
                 f"(no {', '.join(missing)}); make one with `agui-msgspec generate`"
             )
         return version
-    if version not in SUPPORTED_VERSIONS:
+    if not isinstance(version, str) or version not in SUPPORTED_VERSIONS:
         raise UsageError(
             f"unsupported protocol version {version!r}; known: {', '.join(SUPPORTED_VERSIONS)}"
         )
     return importlib.import_module(f"agui_msgspec.v{version.replace('.', '_')}")
 
 
-def load_bindings(path: str | Path) -> ModuleType:
+def load_bindings(path: str | Path) -> Bindings:
     """The bindings module in the file at ``path`` (what ``agui-msgspec generate`` wrote).
 
     It is registered in ``sys.modules`` under its file name, as an import would,

@@ -14,7 +14,6 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -29,7 +28,12 @@ from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, 
 from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
-from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
+from agui_msgspec._versions import (
+    LATEST_VERSION,
+    VersionLike,
+    bindings_for,
+    producer_version_notice,
+)
 from agui_msgspec._wire.protobuf.codec import ProtobufReader
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
@@ -89,7 +93,7 @@ class Consumer:
 
     def __init__(
         self,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
         middleware: Sequence[Middleware] = (),
@@ -379,7 +383,7 @@ class Result:
 
 def consume(
     events: Iterable[Payload],
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     input: Any = None,
     *,
     keep_events: bool = True,
@@ -420,7 +424,7 @@ def consume(
 
 def consume_body(
     body: bytes | bytearray | memoryview | Iterable[bytes],
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     input: Any = None,
     *,
     keep_events: bool = True,

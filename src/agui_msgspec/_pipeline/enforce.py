@@ -25,7 +25,6 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
 import msgspec
@@ -34,6 +33,7 @@ import msgspec.inspect as mi
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._pipeline.compat import DROPPED, needs_translation
 from agui_msgspec._pipeline.patch import json_kind, pointer_token, pointer_untoken
+from agui_msgspec._versions import Bindings
 
 
 class OfficialModel(Protocol):
@@ -101,7 +101,7 @@ class _OpenUnionTables(NamedTuple):
 
 
 @functools.cache  # per bindings module: a consumer per stream must not rebuild them
-def _open_union_tables(bindings: ModuleType) -> _OpenUnionTables:
+def _open_union_tables(bindings: Bindings) -> _OpenUnionTables:
     fields_by_struct = bindings.OPEN_UNION_FIELDS.items()
     return _OpenUnionTables(
         types=frozenset(bindings.OPEN_UNION_FIELDS),
@@ -139,7 +139,7 @@ class Enforcer:
 
     def __init__(
         self,
-        bindings: ModuleType,
+        bindings: Bindings,
         warn: Callable[[str], None],
         translate: Callable[[Any, int], Any] | None = None,
     ) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -27,7 +26,13 @@ from agui_msgspec._official import is_official, official_document
 from agui_msgspec._pipeline.compat import downgrade_for_peer, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer, pointer_from_msgspec
 from agui_msgspec._pipeline.patch import json_kind, pointer_token
-from agui_msgspec._versions import LATEST_VERSION, bindings_for, parse_version
+from agui_msgspec._versions import (
+    LATEST_VERSION,
+    Bindings,
+    VersionLike,
+    bindings_for,
+    parse_version,
+)
 
 _TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
@@ -35,7 +40,7 @@ _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`"
 
 def prepare_input(
     input: Any,
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     warn: Callable[[str], None] | None = None,
     *,
     peer_version: str | None = None,
@@ -89,7 +94,7 @@ def prepare_input(
     return prepared
 
 
-def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[Any, list[str]]:
+def read_input(body: Any, version: VersionLike = LATEST_VERSION) -> tuple[Any, list[str]]:
     """The receiving end: a request body as this version's ``RunAgentInput`` and its warnings.
 
     ``body`` is the JSON text (bytes or str), a wire-named dict, a ``RunAgentInput`` Struct or
@@ -112,7 +117,7 @@ def read_input(body: Any, version: str | ModuleType = LATEST_VERSION) -> tuple[A
 
 def typed_input(
     input: Any,
-    bindings: ModuleType,
+    bindings: Bindings,
     warn: Callable[[str], None],
     *,
     adjust: Callable[[dict[str, Any]], None] | None = None,
@@ -149,7 +154,7 @@ def typed_input(
     return _typed(cleaned, bindings, enforcer)
 
 
-def _typed(cleaned: dict[str, Any], bindings: ModuleType, enforcer: Enforcer) -> Any:
+def _typed(cleaned: dict[str, Any], bindings: Bindings, enforcer: Enforcer) -> Any:
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
     except RecursionError:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -24,7 +23,7 @@ import msgspec
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._pipeline.enforce import OfficialModel
 from agui_msgspec._serve.writer import StrictWriter, sse_frame
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, proto_frame
 from agui_msgspec._wire.text import SSE_MEDIA_TYPE
 
@@ -106,7 +105,7 @@ class EventStream:
         events: Iterable[ProducedEvent] | AsyncIterable[ProducedEvent],
         accept: str | None = None,
         *,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
     ) -> None:
         self.media_type = negotiate_media_type(accept)
         self._bindings = bindings_for(version)

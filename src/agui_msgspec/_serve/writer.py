@@ -13,7 +13,6 @@ producer gets before sending is the verdict the peer would give on receipt.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any, Literal
 
 import msgspec
@@ -23,7 +22,7 @@ from agui_msgspec._pipeline.consumer import _too_deep
 from agui_msgspec._pipeline.enforce import Enforcer, OfficialModel, encode_document
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
 from agui_msgspec.v1_1 import encoder
 
@@ -66,7 +65,7 @@ class StrictWriter:
 
     def __init__(
         self,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         *,
         framing: Literal["sse", "protobuf"] = "sse",
     ) -> None:

@@ -20,7 +20,6 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import IO, Any
 
 import msgspec
@@ -31,7 +30,7 @@ from agui_msgspec._pipeline.consumer import Consumer, Result, body_head, reader_
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate
-from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
+from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, VersionLike, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 READ_CHUNK = 1024 * 1024
@@ -181,7 +180,7 @@ class _Tally:
 
 def _check(
     file: str,
-    version: str | ModuleType,
+    version: VersionLike,
     input_path: Path | None,
     out: _Output,
     *,
@@ -360,7 +359,7 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path, version: str | ModuleType, out: _Output) -> int:
+def _conformance(folder: Path, version: VersionLike, out: _Output) -> int:
     if not folder.is_dir():
         print(f"agui-msgspec: no such folder {folder}", file=sys.stderr)
         return EXIT_USAGE
@@ -375,7 +374,7 @@ def _run(
     url: str,
     text: str | None,
     thread: str | None,
-    version: str | ModuleType,
+    version: VersionLike,
     agent_options: dict[str, Any],
     out: _Output,
     *,
