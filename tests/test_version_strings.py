@@ -27,7 +27,7 @@ from agui_msgspec import (
     v1_1,
 )
 from agui_msgspec._tools.cli import main
-from agui_msgspec._versions import producer_version_notice, version_key
+from agui_msgspec._versions import ProtocolVersion, parse_version, producer_version_notice
 
 SUPERSCRIPT = "\u00b2.1"  # "²" is a digit to str.isdigit, not to int()
 HUGE = "9" * 4301 + ".1"  # more digits than int() converts
@@ -52,9 +52,9 @@ def sse(declared: str) -> bytes:
 @pytest.mark.parametrize(
     ("version", "key"),
     [
-        ("1.1", ((1, "1"), (1, "1"))),
-        ("1.10.3", ((1, "1"), (2, "10"))),
-        ("01.0", ((1, "1"), (0, ""))),
+        ("1.1", ProtocolVersion("1", "1")),
+        ("1.10.3", ProtocolVersion("1", "10")),
+        ("01.0", ProtocolVersion("1", "0")),
         (SUPERSCRIPT, None),
         (ARABIC_INDIC, None),
         ("1", None),
@@ -66,8 +66,8 @@ def sse(declared: str) -> bytes:
         ("", None),
     ],
 )
-def test_version_key_reads_ascii_major_minor_only(version: str, key: object) -> None:
-    assert version_key(version) == key
+def test_a_declared_version_reads_ascii_major_minor_only(version: str, key: object) -> None:
+    assert parse_version(version, "declaration") == key
 
 
 @pytest.mark.parametrize(

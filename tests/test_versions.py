@@ -8,6 +8,7 @@ union member — stripped with a warning, so the run is a success — not as mal
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +19,7 @@ import pytest
 
 import agui_msgspec
 from agui_msgspec import UsageError, consume
+from agui_msgspec._versions import Bindings, ProtocolVersion, VersionForm, parse_version
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
@@ -85,3 +87,94 @@ def test_the_package_re_exports_the_newest_bindings() -> None:
     assert agui_msgspec.RunFinishedEvent is agui_msgspec.v1_1.RunFinishedEvent
     assert "encrypted_value_type" in agui_msgspec.ReasoningMessage.__struct_fields__
     assert "encrypted_value_type" not in agui_msgspec.v1_0.ReasoningMessage.__struct_fields__
+
+
+# --- the one version grammar, read in each caller's form ------------------------------------
+
+V = ProtocolVersion
+SUPERSCRIPT, ARABIC_INDIC = "\u00b2", "\u0661"  # digits to str.isdigit, not to int()
+
+
+@pytest.mark.parametrize(
+    ("form", "text", "parsed"),
+    [
+        # generate's protocol_version: exactly MAJOR.MINOR
+        ("release", "1.1", V("1", "1")),
+        ("release", "01.10", V("1", "10")),
+        ("release", "1", None),
+        ("release", "1.1.0", None),
+        ("release", "1.1.x", None),
+        ("release", "1.2-draft", None),
+        # a producer's protocolVersion and the bindings' own: what follows MINOR is not read
+        ("declaration", "1.1", V("1", "1")),
+        ("declaration", "1.10.3", V("1", "10")),
+        ("declaration", "1.2.3-draft", V("1", "2")),
+        ("declaration", "1.1.", V("1", "1")),
+        ("declaration", "1", None),
+        ("declaration", "1.2-draft", None),
+        ("declaration", "1..2", None),
+        ("declaration", "draft", None),
+        # the version a consumer speaks: MAJOR alone is MAJOR.0, an era's patch is not read
+        ("pin", "1", V("1", "0")),
+        ("pin", "1.1", V("1", "1")),
+        ("pin", "0.0.57", V("0", "0")),
+        ("pin", "1.", None),
+        ("pin", "1.x", None),
+        ("pin", "1.2-draft", None),
+        # a peer's era: the patch is read, nothing else may follow, nine digits a part
+        ("peer", "0.0.57", V("0", "0", "57")),
+        ("peer", "1.1", V("1", "1", "0")),
+        ("peer", "000000001.0.0", V("1", "0", "0")),
+        ("peer", "1", None),
+        ("peer", "0..0", None),
+        ("peer", "0.0.39-beta", None),
+        ("peer", "1.1.0.1", None),
+        ("peer", "1.1.", None),
+        ("peer", "1234567890.0", None),
+    ]
+    + [
+        (form, text, None)
+        for form in ("release", "declaration", "pin", "peer")
+        for text in (
+            "",
+            " 1.1",
+            "1.1\n",
+            SUPERSCRIPT + "1",
+            f"1.{SUPERSCRIPT}",
+            f"{ARABIC_INDIC}.{ARABIC_INDIC}",
+        )
+    ],
+)
+def test_each_form_reads_what_its_caller_accepts(
+    form: VersionForm, text: str, parsed: ProtocolVersion | None
+) -> None:
+    assert parse_version(text, form) == parsed
+
+
+@pytest.mark.parametrize(
+    ("form", "ascending"),
+    [
+        ("peer", ["0.0.39", "0.0.40", "0.0.58", "1.0", "1.0.1", "1.9", "1.10", "2.0"]),
+        (
+            "declaration",
+            ["1.9", "1.10", "1.10" + "0" * 5000, "9" * 4301 + ".0", "1" + "0" * 4301 + ".0"],
+        ),
+    ],
+)
+def test_versions_order_by_the_value_of_their_parts(
+    form: VersionForm, ascending: list[str]
+) -> None:
+    parsed = [parse_version(text, form) or pytest.fail(text) for text in ascending]
+    assert all(a < b for a, b in itertools.pairwise(parsed))
+    assert parse_version("01.00", "peer") == parse_version("1.0.0", "peer") == V("1", "0", "0")
+    assert parse_version("1.01", "declaration") == parse_version("1.1", "declaration")
+
+
+def test_generated_bindings_have_every_member_the_protocol_names() -> None:
+    generated: list[Bindings] = [agui_msgspec.v1_0, agui_msgspec.v1_1]  # modules type-check as one
+    for bindings in generated:
+        assert all(hasattr(bindings, member) for member in Bindings.__annotations__)
+
+
+def test_draft_bindings_have_every_member_the_protocol_names(draft_bindings: ModuleType) -> None:
+    assert all(hasattr(draft_bindings, member) for member in Bindings.__annotations__)

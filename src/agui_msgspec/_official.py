@@ -9,7 +9,6 @@ read the models directly, as it takes neither the ``EventType`` enum nor ``None`
 from __future__ import annotations
 
 import weakref
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -18,11 +17,11 @@ from agui_msgspec._documents import official_document
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError
 from agui_msgspec._json import pointer_from_msgspec
 from agui_msgspec._pipeline.enforce import Enforcer
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
 
 # Weak keys, so that neither cache keeps a class alive (an application's, made at run time).
 # official class → bindings → the Struct of the same name
-_COUNTERPARTS: weakref.WeakKeyDictionary[type, dict[ModuleType, type[msgspec.Struct]]] = (
+_COUNTERPARTS: weakref.WeakKeyDictionary[type, dict[Bindings, type[msgspec.Struct]]] = (
     weakref.WeakKeyDictionary()
 )
 # Struct class → (its ag_ui.core model, (wire name, default) of each field whose default is
@@ -32,7 +31,7 @@ _OFFICIAL: weakref.WeakKeyDictionary[type, tuple[Any, tuple[tuple[str, Any], ...
 )
 
 
-def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any:
+def from_official(model: Any, version: VersionLike = LATEST_VERSION) -> Any:
     """An ``ag-ui-protocol`` model (event, message, ``RunAgentInput``, ...) as the Struct of
     the same name in ``version``'s bindings.
 
@@ -74,7 +73,7 @@ def from_official(model: Any, version: str | ModuleType = LATEST_VERSION) -> Any
     )
 
 
-def _counterpart(cls: type, bindings: ModuleType) -> type[msgspec.Struct]:
+def _counterpart(cls: type, bindings: Bindings) -> type[msgspec.Struct]:
     by_bindings = _COUNTERPARTS.get(cls)
     if by_bindings is None:
         by_bindings = _COUNTERPARTS[cls] = {}

@@ -1,23 +1,60 @@
-"""Which generated bindings serve which protocol version, and how versions compare."""
+"""Which generated bindings serve which protocol version, and how versions read and compare."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Literal, Protocol, TypeAlias
+
+import msgspec
 
 from agui_msgspec._errors import UsageError
 
 SUPPORTED_VERSIONS = ("1.0", "1.1")
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
 
-# What the runtime reads from a bindings module; a module without them is not one.
+
+class Bindings(Protocol):
+    """What the runtime reads from a generated bindings module (``agui_msgspec.v1_1``, or
+    one ``agui-msgspec generate`` wrote): a module is one as it stands.
+
+    The classes are ``type[Any]``: each version's have their own fields, and a protocol
+    attribute is invariant, so no narrower type matches them all. Other classes are looked
+    up by name (the events a chunk expands to, an official model's counterpart).
+    """
+
+    PROTOCOL_VERSION: str
+    EVENT_TYPES: dict[str, type[msgspec.Struct]]
+    UNIONS: dict[str, tuple[str, dict[str, type[msgspec.Struct]]]]
+    CLOSED_STRING_SETS: dict[str, frozenset[str]]
+    OPEN_UNION_FIELDS: dict[type[msgspec.Struct], dict[str, Any]]
+    event_decoder: msgspec.json.Decoder[Any]
+    RunAgentInput: type[Any]
+    RunStartedEvent: type[Any]
+    RunErrorEvent: type[Any]
+    AssistantMessage: type[Any]
+    ToolMessage: type[Any]
+    ReasoningMessage: type[Any]
+    ActivityMessage: type[Any]
+    ToolCall: type[Any]
+    FunctionCall: type[Any]
+
+    def __hash__(self) -> int: ...  # tables built from bindings are cached per module
+
+
+VersionLike: TypeAlias = str | Bindings
+"""Where a protocol version is asked for: a supported version string, or generated bindings."""
+
+# The members whose absence marks a module as not bindings at all.
 _BINDINGS_NAMES = ("PROTOCOL_VERSION", "EVENT_TYPES", "UNIONS", "RunAgentInput", "event_decoder")
 
 
-def bindings_for(version: str | ModuleType) -> ModuleType:
+def bindings_for(version: VersionLike) -> Bindings:
     """The generated module for ``version``; a module passed in is used as it is.
 
     Passing a module lets a consumer run on bindings generated from another
@@ -31,14 +68,14 @@ def bindings_for(version: str | ModuleType) -> ModuleType:
                 f"(no {', '.join(missing)}); make one with `agui-msgspec generate`"
             )
         return version
-    if version not in SUPPORTED_VERSIONS:
+    if not isinstance(version, str) or version not in SUPPORTED_VERSIONS:
         raise UsageError(
             f"unsupported protocol version {version!r}; known: {', '.join(SUPPORTED_VERSIONS)}"
         )
     return importlib.import_module(f"agui_msgspec.v{version.replace('.', '_')}")
 
 
-def load_bindings(path: str | Path) -> ModuleType:
+def load_bindings(path: str | Path) -> Bindings:
     """The bindings module in the file at ``path`` (what ``agui-msgspec generate`` wrote).
 
     It is registered in ``sys.modules`` under its file name, as an import would,
@@ -73,27 +110,74 @@ def load_bindings(path: str | Path) -> ModuleType:
         raise UsageError(f"cannot load {str(path)!r}: {type(exc).__name__}: {exc}") from None
 
 
-def version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
-    """``MAJOR.MINOR`` (anything after a further ``.`` ignored) as a sortable key, or None.
+VersionForm = Literal["release", "declaration", "pin", "peer"]
+"""How much of the one version grammar, ``MAJOR[.MINOR[.REST]]``, a reader accepts:
 
-    Only ASCII digits count, and no number is built: the key compares the digits
-    by length, then by value, so any string costs linear time and raises nothing
-    (``int()`` refuses ``"²"``, which ``str.isdigit`` accepts, and 4,301 digits).
+- ``"release"``: MAJOR.MINOR, no REST (the version ``generate`` stamps on bindings);
+- ``"declaration"``: MAJOR.MINOR, any REST accepted and not read (a producer's
+  ``protocolVersion``, the bindings' own: spec basic/versioning compares MAJOR.MINOR);
+- ``"pin"``: a declaration, or MAJOR alone, read as MAJOR.0 (the version a consumer speaks);
+- ``"peer"``: MAJOR.MINOR, or MAJOR.MINOR.PATCH with the patch read, each part at most nine
+  digits (the era a peer is known to speak: ``0.0.39``).
+
+MAJOR, MINOR and PATCH are ASCII digits: ``str.isdigit`` alone also takes ``"²"``, which
+``int()`` refuses.
+"""
+
+_PEER_DIGITS = 9  # at most, in each part of a peer's version: peer_version's limit as it was
+
+
+@functools.total_ordering
+@dataclass(frozen=True)
+class ProtocolVersion:
+    """A protocol version's numeric parts, ordered by value (``1.10`` after ``1.9``).
+
+    Each part is its ASCII digits without leading zeros (``"0"`` for zero), never an
+    ``int``: a producer chooses the string, and ``int()`` refuses 4,301 digits and is
+    quadratic before that, while ordering by length, then digits, is linear.
     """
-    major, dot, rest = version.partition(".")
-    minor = rest.partition(".")[0]
-    if not (dot and _is_number(major) and _is_number(minor)):
+
+    major: str
+    minor: str = "0"
+    patch: str = "0"
+
+    def __lt__(self, other: ProtocolVersion) -> bool:
+        return self._order() < other._order()
+
+    def _order(self) -> tuple[tuple[int, str], ...]:
+        return tuple((len(part), part) for part in (self.major, self.minor, self.patch))
+
+
+def parse_version(text: str, form: VersionForm) -> ProtocolVersion | None:
+    """``text`` as a :class:`ProtocolVersion` if it has the ``form`` asked for, else None.
+
+    Linear in the length of ``text``, and raises nothing: a producer's string is read
+    as safely as the application's own.
+    """
+    major, *more = text.split(".", 2)
+    if not _is_number(major):
         return None
-    return _number_key(major), _number_key(minor)
+    if not more:  # MAJOR alone
+        return ProtocolVersion(_digits(major)) if form == "pin" else None
+    minor, *rest = more
+    if not _is_number(minor):
+        return None
+    if form == "peer":
+        patch = rest[0] if rest else "0"
+        if not _is_number(patch) or max(map(len, (major, minor, patch))) > _PEER_DIGITS:
+            return None
+        return ProtocolVersion(_digits(major), _digits(minor), _digits(patch))
+    if form == "release" and rest:
+        return None
+    return ProtocolVersion(_digits(major), _digits(minor))
 
 
 def _is_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def _number_key(digits: str) -> tuple[int, str]:
-    significant = digits.lstrip("0")
-    return len(significant), significant
+def _digits(number: str) -> str:
+    return number.lstrip("0") or "0"
 
 
 def producer_version_notice(declared: str, ours: str) -> str | None:
@@ -102,7 +186,7 @@ def producer_version_notice(declared: str, ours: str) -> str | None:
 
     Versions compare as MAJOR.MINOR (spec: basic/versioning); the run proceeds either way.
     """
-    theirs, mine = version_key(declared), version_key(ours)
+    theirs, mine = parse_version(declared, "declaration"), parse_version(ours, "declaration")
     if theirs is None:
         return f"RUN_STARTED /protocolVersion: the producer declares {_shown(declared)}, which this consumer cannot interpret; proceeding as {_shown(ours)}"
     if mine is None:

@@ -49,7 +49,6 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -62,11 +61,11 @@ from agui_msgspec._errors import (
     UsageError,
 )
 from agui_msgspec._json import encode_json
-from agui_msgspec._pipeline.compat import parse_peer_version
+from agui_msgspec._pipeline.compat import read_peer_version
 from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
 from agui_msgspec._pipeline.input import prepare_input
 from agui_msgspec._pipeline.lifecycle import Run
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
@@ -135,7 +134,7 @@ class HttpAgent:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
         deadline: float | None = None,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
@@ -162,7 +161,7 @@ class HttpAgent:
                 raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
         if peer_version is not None:
-            parse_peer_version(peer_version)  # likewise
+            read_peer_version(peer_version)  # likewise
         self.peer_version = peer_version
         self.url = url
         self.version = version

@@ -28,11 +28,11 @@ Era shims, for a peer known to speak an older version (``peer_version``):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from agui_msgspec._errors import UsageError
+from agui_msgspec._versions import ProtocolVersion, parse_version
 
 Warn = Callable[[str], None]
 
@@ -79,17 +79,17 @@ _MEDIA_PARTS = ("image", "audio", "video", "document")
 _BINARY_SOURCES = (("url", "url"), ("data", "data"), ("id", "file"))
 _BINARY_MEMBERS = frozenset({"type", "mimeType", "url", "data", "id", "filename"})
 _SUBAGENT_EVENTS = frozenset({"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "SUBAGENT_ERROR"})
-_SUBAGENTS_SINCE = (0, 0, 58)  # the first version after the 0.0.57 era
-_PARTS_SINCE = (0, 0, 40)  # the first version after the 0.0.39 era
-_VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?")
+_SUBAGENTS_SINCE = ProtocolVersion("0", "0", "58")  # the first version after the 0.0.57 era
+_PARTS_SINCE = ProtocolVersion("0", "0", "40")  # the first version after the 0.0.39 era
 
 
-def parse_peer_version(version: str) -> tuple[int, int, int]:
-    """``"0.0.39"`` → (0, 0, 39); ``"1.1"`` → (1, 1, 0). Raises UsageError otherwise."""
-    match = _VERSION.fullmatch(version) if version.isascii() else None
-    if match is None:
-        raise UsageError(f"peer_version {version!r} is not MAJOR.MINOR or MAJOR.MINOR.PATCH")
-    return int(match[1]), int(match[2]), int(match[3] or 0)
+def read_peer_version(peer_version: str) -> ProtocolVersion:
+    """The version a peer is known to speak (``"0.0.39"``, ``"1.1"``); raises UsageError
+    for one that is not MAJOR.MINOR or MAJOR.MINOR.PATCH."""
+    version = parse_version(peer_version, "peer")
+    if version is None:
+        raise UsageError(f"peer_version {peer_version!r} is not MAJOR.MINOR or MAJOR.MINOR.PATCH")
+    return version
 
 
 class Compatibility:
@@ -97,7 +97,7 @@ class Compatibility:
 
     def __init__(self, warn: Warn, peer_version: str | None = None) -> None:
         self._warn = warn
-        peer = None if peer_version is None else parse_peer_version(peer_version)
+        peer = None if peer_version is None else read_peer_version(peer_version)
         self._peer_version = peer_version
         self._drops_subagents = peer is not None and peer < _SUBAGENTS_SINCE
         self._stripped_attribution = False
@@ -207,7 +207,7 @@ def downgrade_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) 
     """The era shims for outgoing input, in place. A peer from before subagents (0.0.57)
     gets no ``subagentRunId`` on its messages; one from before content parts (0.0.39) gets
     each message's text parts joined into a string. A loss is announced, never replaced."""
-    peer = parse_peer_version(peer_version)
+    peer = read_peer_version(peer_version)
     if peer < _SUBAGENTS_SINCE:
         stripped = [m for _, m in _entries(document.get("messages")) if "subagentRunId" in m]
         for message in stripped:

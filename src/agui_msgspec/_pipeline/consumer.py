@@ -14,7 +14,6 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -30,7 +29,12 @@ from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, 
 from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
-from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
+from agui_msgspec._versions import (
+    LATEST_VERSION,
+    VersionLike,
+    bindings_for,
+    producer_version_notice,
+)
 from agui_msgspec._wire.protobuf.codec import ProtobufReader
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
@@ -67,8 +71,6 @@ _SNIFF_LIMIT = 4096
 _BATCH_SIZE = 1024
 # Bytes of a whole body framed at once: a network read's worth.
 _BODY_SLICE = 64 * 1024
-# Repeated deltas stream into their text unjoined; every 1,024 events, the text is compacted.
-_COMPACT_MASK = 1023
 
 
 def _too_deep(index: int) -> MalformedEvent:
@@ -92,7 +94,7 @@ class Consumer:
 
     def __init__(
         self,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
         middleware: Sequence[Middleware] = (),
@@ -211,11 +213,7 @@ class Consumer:
         if self._violation is not None:
             raise self._violation
         expand = self._expander.expand
-        receive, apply, compact = (
-            self._lifecycle.receive,
-            self._reducer.apply,
-            self._reducer.compact,
-        )
+        receive, apply = self._lifecycle.receive, self._reducer.apply
         streams, chunk_types = self._expander.streams, self._expander.chunk_types
         # Most of a stream is deltas repeating the item of the delta before: those skip the
         # verifier and the reducer, which said (_Repeat) what such an event would do there.
@@ -233,8 +231,6 @@ class Consumer:
                         and event.metadata is UNSET
                     ):
                         sink(event.delta)
-                        if not index & compact_mask:  # what streams unread stays compact
-                            compact()
                         if delivered is not None:
                             delivered.append(event)
                         continue
@@ -256,6 +252,7 @@ class Consumer:
                         repeat_type, item_attr, sink = type(event), continued, grown
                         item_id = getattr(event, continued)
                         owner = event.subagent_run_id
+                self._reducer.compact()
         except ProtocolViolation as violation:
             self._violation = violation
             raise
@@ -283,9 +280,10 @@ class Consumer:
     ) -> Iterable[tuple[Iterable[Payload], list[msgspec.Struct] | None]]:
         """The payloads in batches, each with its events if the strict decoder alone gave
         them all (the fast path, for slices of a list or tuple), else None: one by one.
-        Anything else (a generator, say) goes one by one as it comes, and so does middleware."""
+        Anything else (a generator, say) goes one by one as it comes, and so does middleware.
+        Between batches, the reducer compacts the text that repeats streamed into."""
         if self._documents or not isinstance(payloads, (list, tuple)):
-            return ((payloads, None),)
+            return ((batch, None) for batch in _batches_as_read(payloads))
         decode_conformant = self._enforcer.decode_conformant
         return (
             (batch, decode_conformant(batch))
@@ -388,7 +386,7 @@ class Result:
 
 def consume(
     events: Iterable[Payload],
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     input: Any = None,
     *,
     keep_events: bool = True,
@@ -429,7 +427,7 @@ def consume(
 
 def consume_body(
     body: bytes | bytearray | memoryview | Iterable[bytes],
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     input: Any = None,
     *,
     keep_events: bool = True,
@@ -473,6 +471,13 @@ def consume_body(
         keep_events,
         run,
     )
+
+
+def _batches_as_read(payloads: Iterable[Payload]) -> Iterator[Iterable[Payload]]:
+    """``payloads`` in batches of ``_BATCH_SIZE``, each read from them only as it is used."""
+    iterator = iter(payloads)
+    for first in iterator:
+        yield itertools.chain((first,), itertools.islice(iterator, _BATCH_SIZE - 1))
 
 
 def _slices(body: bytes | bytearray | memoryview) -> Iterator[bytes]:

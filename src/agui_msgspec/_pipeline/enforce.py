@@ -23,7 +23,6 @@ import enum
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, NamedTuple
 
 import msgspec
@@ -33,6 +32,7 @@ from agui_msgspec._documents import Payload, decode_text, encode_document
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token, pointer_untoken
 from agui_msgspec._pipeline.compat import DROPPED, needs_translation
+from agui_msgspec._versions import Bindings
 
 _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 """Payloads that are JSON text (subclasses too); anything else is a document to encode."""
@@ -90,7 +90,7 @@ class _OpenUnionTables(NamedTuple):
 
 
 @functools.cache  # per bindings module: a consumer per stream must not rebuild them
-def _open_union_tables(bindings: ModuleType) -> _OpenUnionTables:
+def _open_union_tables(bindings: Bindings) -> _OpenUnionTables:
     fields_by_struct = bindings.OPEN_UNION_FIELDS.items()
     return _OpenUnionTables(
         types=frozenset(bindings.OPEN_UNION_FIELDS),
@@ -119,7 +119,7 @@ class Enforcer:
 
     def __init__(
         self,
-        bindings: ModuleType,
+        bindings: Bindings,
         warn: Callable[[str], None],
         translate: Callable[[Any, int], Any] | None = None,
     ) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -20,6 +19,7 @@ import msgspec.inspect
 from msgspec import UNSET, Struct
 
 from agui_msgspec._errors import ChunkViolation
+from agui_msgspec._versions import Bindings
 
 Lane = str | None  # a subagentRunId, or None for the parent agent
 
@@ -86,7 +86,7 @@ def _value(event: Struct, attr: str) -> Any:
 class Expander:
     """Turns chunk events into explicit triads; passes every other event through."""
 
-    def __init__(self, bindings: ModuleType) -> None:
+    def __init__(self, bindings: Bindings) -> None:
         # kind → its (START, CONTENT, END) Structs in these bindings, resolved once
         self._triads: dict[_ChunkKind, tuple[Any, Any, Any]] = {
             kind: (

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -28,7 +27,13 @@ from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
 from agui_msgspec._pipeline.compat import downgrade_for_peer, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
-from agui_msgspec._versions import LATEST_VERSION, bindings_for, version_key
+from agui_msgspec._versions import (
+    LATEST_VERSION,
+    Bindings,
+    VersionLike,
+    bindings_for,
+    parse_version,
+)
 
 _TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
@@ -36,7 +41,7 @@ _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`"
 
 def prepare_input(
     input: Any,
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     warn: Callable[[str], None] | None = None,
     *,
     peer_version: str | None = None,
@@ -54,10 +59,11 @@ def prepare_input(
     ``expiresAt`` is judged (default: the clock).
     """
     report = warn or (lambda _message: None)
-    if isinstance(version, str) and _declarable(version) is None:
-        if not _era_pin(version):
+    if isinstance(version, str):
+        if parse_version(version, "pin") is None:
             raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
-        peer_version, version = peer_version or version, LATEST_VERSION  # an era pin
+        if _declarable(version) is None:  # an era pin (0.0.39): the peer's, not ours
+            peer_version, version = peer_version or version, LATEST_VERSION
     bindings = bindings_for(version)
     declared = None
     if peer_version is None or _declarable(peer_version) is not None:
@@ -91,7 +97,7 @@ def prepare_input(
 
 def read_input(
     body: Any,
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     *,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
 ) -> tuple[Any, list[str]]:
@@ -118,7 +124,7 @@ def read_input(
 
 def typed_input(
     input: Any,
-    bindings: ModuleType,
+    bindings: Bindings,
     warn: Callable[[str], None],
     *,
     adjust: Callable[[dict[str, Any]], None] | None = None,
@@ -158,7 +164,7 @@ def typed_input(
     return _typed(cleaned, bindings, enforcer)
 
 
-def _typed(cleaned: dict[str, Any], bindings: ModuleType, enforcer: Enforcer) -> Any:
+def _typed(cleaned: dict[str, Any], bindings: Bindings, enforcer: Enforcer) -> Any:
     try:
         return msgspec.convert(cleaned, bindings.RunAgentInput)
     except RecursionError:
@@ -213,18 +219,7 @@ def _expired(expires_at: Any, now: datetime) -> bool:
 def _declarable(version: str) -> str | None:
     """The MAJOR.MINOR this consumer declares (``1`` declares ``1.0``), or None for a
     pre-versioning era pin (``0.x``) and a version that is not a number (a draft)."""
-    key = _version_key(version)
-    if key is None or _era_pin(version):
+    pinned = parse_version(version, "pin")
+    if pinned is None or pinned.major == "0":
         return None
-    major, minor = key
-    return f"{major[1]}.{minor[1] or '0'}"
-
-
-def _era_pin(version: str) -> bool:
-    """A version from before negotiation: major 0 (``0.0.39``)."""
-    key = _version_key(version)
-    return key is not None and key[0][0] == 0
-
-
-def _version_key(version: str) -> tuple[tuple[int, str], tuple[int, str]] | None:
-    return version_key(version if "." in version else f"{version}.0")
+    return f"{pinned.major}.{pinned.minor}"

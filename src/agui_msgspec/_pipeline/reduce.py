@@ -9,7 +9,6 @@ delta for a missing activity) is tolerated with a warning, as the spec says.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -24,6 +23,7 @@ from agui_msgspec._pipeline.patch import (
     measure,
     patch_in_place,
 )
+from agui_msgspec._versions import Bindings
 
 # Roles the application keeps for itself: a snapshot that carries none of them leaves them in place.
 _CLIENT_ONLY_ROLES = ("activity", "reasoning")
@@ -144,7 +144,7 @@ class Reducer:
 
     def __init__(
         self,
-        bindings: ModuleType,
+        bindings: Bindings,
         warn: Callable[[str], None],
         seed: Any = None,
         bounds: StateBounds = DEFAULT_STATE_BOUNDS,

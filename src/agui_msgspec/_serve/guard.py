@@ -32,13 +32,12 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
 from agui_msgspec._pipeline.lifecycle import StreamState
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE, SSEReader, sse_frame
 
@@ -85,7 +84,7 @@ class ProducerGuard:
         *,
         on_violation: Callable[[GuardReport], None] | None = None,
         end_with_run_error: bool = False,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
         # refused here, not by the first response: a bad option must not break every request

@@ -27,7 +27,6 @@ from collections.abc import (
     Mapping,
     MutableMapping,
 )
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -35,7 +34,7 @@ import msgspec
 from agui_msgspec._documents import OfficialModel
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._serve.writer import StrictWriter
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, proto_frame
 from agui_msgspec._wire.text import SSE_MEDIA_TYPE, sse_frame
 
@@ -117,7 +116,7 @@ class EventStream:
         events: Iterable[ProducedEvent] | AsyncIterable[ProducedEvent],
         accept: str | None = None,
         *,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
     ) -> None:
         self.media_type = negotiate_media_type(accept)
         self._bindings = bindings_for(version)

@@ -10,7 +10,6 @@ producer gets before sending is the verdict the peer would give on receipt.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any, Literal
 
 import msgspec
@@ -22,7 +21,7 @@ from agui_msgspec._pipeline.consumer import _too_deep
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
@@ -48,7 +47,7 @@ class StrictWriter:
 
     def __init__(
         self,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         *,
         framing: Literal["sse", "protobuf"] = "sse",
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,

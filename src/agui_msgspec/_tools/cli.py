@@ -20,7 +20,6 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import IO, Any
 
 import msgspec
@@ -38,7 +37,7 @@ from agui_msgspec._pipeline.consumer import Consumer, Result, body_head, reader_
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate
-from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, load_bindings
+from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, VersionLike, load_bindings
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
@@ -219,7 +218,7 @@ class _Tally:
 
 def _check(
     file: str,
-    version: str | ModuleType,
+    version: VersionLike,
     input_path: Path | None,
     out: _Output,
     *,
@@ -398,7 +397,7 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
-def _conformance(folder: Path, version: str | ModuleType, out: _Output) -> int:
+def _conformance(folder: Path, version: VersionLike, out: _Output) -> int:
     if not folder.is_dir():
         _error(f"no such folder {folder}")
         return EXIT_USAGE
@@ -413,7 +412,7 @@ def _run(
     url: str,
     text: str | None,
     thread: str | None,
-    version: str | ModuleType,
+    version: VersionLike,
     agent_options: dict[str, Any],
     out: _Output,
     *,

@@ -17,7 +17,6 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import msgspec
@@ -25,7 +24,7 @@ import msgspec
 from agui_msgspec._json import json_kind
 from agui_msgspec._pipeline.consumer import Result, consume
 from agui_msgspec._pipeline.input import prepare_input
-from agui_msgspec._versions import LATEST_VERSION
+from agui_msgspec._versions import LATEST_VERSION, VersionLike
 
 # Upstream fixtures whose names do not spell the rule they pin: the rule, in this project's ids.
 EXPECTED_RULES = {
@@ -127,7 +126,7 @@ class FixtureReport:
 
 
 def run_fixture(
-    path: Path, version: str | ModuleType = LATEST_VERSION, *, name: str | None = None
+    path: Path, version: VersionLike = LATEST_VERSION, *, name: str | None = None
 ) -> FixtureReport:
     """Judge one fixture, consumed as ``version`` (a version string or generated bindings);
     ``name`` reports it under another name (the corpus gives its path, to tell folders apart)."""
@@ -158,7 +157,7 @@ def _load_fixture(path: Path) -> dict[str, Any]:
     return fixture
 
 
-def _run_fixture(path: Path, version: str | ModuleType, name: str | None) -> FixtureReport:
+def _run_fixture(path: Path, version: VersionLike, name: str | None) -> FixtureReport:
     fixture = _load_fixture(path)
     fixture_name = str(fixture.get("name", path.stem))
     gap = str(fixture.get("description", "")).startswith(ADMITTED_GAP)
@@ -239,7 +238,7 @@ def _check_reducer(expect: dict[str, Any], result: Result) -> Iterator[str]:
 def _check_request(
     input: dict[str, Any],
     expect: dict[str, Any],
-    version: str | ModuleType,
+    version: VersionLike,
     peer: str | None,
     warnings: list[str],
 ) -> Iterator[str]:
@@ -325,7 +324,7 @@ class CorpusReport:
         yield f"{len(self.passed)} passed, {len(self.failed)} failed"
 
 
-def run_corpus(folder: Path, version: str | ModuleType = LATEST_VERSION) -> CorpusReport:
+def run_corpus(folder: Path, version: VersionLike = LATEST_VERSION) -> CorpusReport:
     """Every fixture under ``folder``, subfolders included, each reported by its path
     relative to ``folder`` (without ``.json``), so two of one name in two folders stay apart."""
     corpus = CorpusReport()

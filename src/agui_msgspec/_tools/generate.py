@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from agui_msgspec._errors import UsageError
-from agui_msgspec._versions import version_key
+from agui_msgspec._versions import parse_version
 
 # The generator's tools: import name → distribution, for the message when one is missing.
 _TOOLS = {
@@ -40,9 +40,7 @@ def generate(
     """
     if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
         raise UsageError(f"module name {module!r} is not usable: not a Python identifier")
-    if protocol_version is not None and (
-        version_key(protocol_version) is None or protocol_version.count(".") != 1
-    ):
+    if protocol_version is not None and parse_version(protocol_version, "release") is None:
         raise UsageError(f"protocol version {protocol_version!r} is not MAJOR.MINOR")
     missing = [dist for name, dist in _TOOLS.items() if importlib.util.find_spec(name) is None]
     if missing:

@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 
 from agui_msgspec._errors import TransportError, UsageError
-from agui_msgspec._versions import LATEST_VERSION, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
@@ -132,7 +132,7 @@ class WireTables:
 _TABLES: dict[str, WireTables] = {}
 
 
-def wire_tables(version: str | ModuleType | WireTables = LATEST_VERSION) -> WireTables:
+def wire_tables(version: VersionLike | WireTables = LATEST_VERSION) -> WireTables:
     """The wire tables of a protocol version (a version string or a bindings module)."""
     if isinstance(version, WireTables):
         return version
@@ -791,7 +791,7 @@ def _skip(data: bytes, pos: int, end: int, tag: int) -> int:
 
 def decode_frame(
     frame: bytes,
-    version: str | ModuleType = LATEST_VERSION,
+    version: VersionLike = LATEST_VERSION,
     on_warning: Callable[[str], None] | None = None,
 ) -> dict[str, Any] | None:
     """One encoded ``Event`` message (no length prefix) as its wire-named JSON object, or
@@ -995,7 +995,7 @@ _to_builtins = msgspec.to_builtins
 
 def encode_proto(
     event: msgspec.Struct | Mapping[str, Any],
-    version: str | ModuleType | WireTables = LATEST_VERSION,
+    version: VersionLike | WireTables = LATEST_VERSION,
 ) -> bytes:
     """One event as the bytes of a protobuf ``Event`` message (no length prefix).
 
@@ -1013,7 +1013,7 @@ def encode_proto(
 
 def proto_frame(
     event: msgspec.Struct | Mapping[str, Any],
-    version: str | ModuleType | WireTables = LATEST_VERSION,
+    version: VersionLike | WireTables = LATEST_VERSION,
 ) -> bytes:
     """One frame of the HTTP + Protobuf binding: the 4-byte big-endian length, then
     :func:`encode_proto` of ``event``."""
@@ -1045,7 +1045,7 @@ class ProtobufReader:
     def __init__(
         self,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
-        version: str | ModuleType = LATEST_VERSION,
+        version: VersionLike = LATEST_VERSION,
         on_warning: Callable[[str], None] | None = None,
         *,
         on_warning_before: Callable[[int, str], None] | None = None,
