@@ -32,7 +32,7 @@ from agui_msgspec._http.client import HttpAgent, HttpAgentError, RunFailed, RunR
 from agui_msgspec._tools.cli import main
 
 T = TypeVar("T")
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 INPUT: dict[str, Any] = {
     "threadId": "t",
     "runId": "r",

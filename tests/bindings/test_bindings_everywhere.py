@@ -32,7 +32,7 @@ from agui_msgspec import (
 from agui_msgspec._tools.cli import main
 from agui_msgspec._versions import load_bindings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
 SCHEMAS = {
     **{p.parent.name: p for p in sorted((ROOT / "schema").glob("*/schema.json"))},

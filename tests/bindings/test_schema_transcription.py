@@ -19,8 +19,8 @@ Json: TypeAlias = dict[str, "Json"] | list["Json"] | str | int | float | bool | 
 Schema = dict[str, Json]
 
 VERSIONS = ("1.0", "1.1")
-OURS_ROOT = Path(__file__).parent.parent / "schema"
-UPSTREAM_ROOT = Path(__file__).resolve().parents[2] / "shared" / "agui" / "schema"
+OURS_ROOT = Path(__file__).parents[2] / "schema"
+UPSTREAM_ROOT = Path(__file__).resolve().parents[3] / "shared" / "agui" / "schema"
 
 PROSE_KEYWORDS = ("description", "title", "examples")
 # Keys of these maps are names (a property may be called "description"), values are schemas.

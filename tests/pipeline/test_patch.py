@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agui_msgspec._pipeline.patch import PatchConflict, apply_patch
 
-SUITE_ROOT = Path(__file__).resolve().parents[2] / "shared" / "json-patch-tests"
+SUITE_ROOT = Path(__file__).resolve().parents[3] / "shared" / "json-patch-tests"
 SUITE_FILES = ("tests.json", "spec_tests.json")
 Patch = list[dict[str, Any]]
 

@@ -25,7 +25,7 @@ import agui_msgspec as agui
 from agui_msgspec import v1_0, v1_1
 
 STREAMS = (
-    Path(__file__).resolve().parents[2] / "shared" / "agui" / "conformance" / "1.1" / "streams"
+    Path(__file__).resolve().parents[3] / "shared" / "agui" / "conformance" / "1.1" / "streams"
 )
 OFFICIAL_EVENT = TypeAdapter(official.Event)
 

@@ -21,7 +21,7 @@ from agui_msgspec import v1_0
 from agui_msgspec._tools.cli import main
 from agui_msgspec._tools.conformance import FOLLOWS_PROSE, run_corpus, run_fixture
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the repository
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # ../shared beside the repository
 STREAMS = SHARED / "agui" / "conformance" / "1.1" / "streams"
 ABSENT = f"the conformance corpus is absent ({STREAMS})"
 

@@ -19,7 +19,7 @@ import pytest
 import agui_msgspec
 from agui_msgspec import UsageError, consume
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
 
 

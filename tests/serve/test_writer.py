@@ -21,9 +21,9 @@ from agui_msgspec._pipeline.consumer import consume
 from agui_msgspec._serve.writer import StrictWriter, encode, sse_frame
 from agui_msgspec._wire.text import SSEReader
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CONFORMANCE = (
-    Path(__file__).resolve().parents[2] / "shared" / "agui" / "conformance" / "1.1" / "streams"
+    Path(__file__).resolve().parents[3] / "shared" / "agui" / "conformance" / "1.1" / "streams"
 )
 
 START = v1_1.RunStartedEvent(thread_id="t", run_id="r")

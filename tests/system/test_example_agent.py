@@ -26,7 +26,7 @@ from serving import serve  # noqa: E402
 
 from agui_msgspec import PROTOBUF_MEDIA_TYPE, HttpAgent, RunFailed, consume_body, v1_1  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "starlette_agent.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "starlette_agent.py"
 
 
 def load_example() -> ModuleType:

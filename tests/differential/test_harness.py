@@ -5,16 +5,10 @@ The comparison itself runs in `nox -s differential`, beside the reference client
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import pytest
-
-sys.path.insert(0, str(Path(__file__).parent / "differential"))
-
 import categories
 import compare
 import corpus
+import pytest
 
 
 def test_a_seed_names_the_whole_corpus() -> None:

@@ -51,7 +51,7 @@ from strategies import (
 from agui_msgspec import Consumer, ProtocolViolation, Result, consume, v1_1
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = settings(
     max_examples=80,
     deadline=None,

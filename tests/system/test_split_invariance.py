@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from agui_msgspec import Consumer, ProtocolViolation, consume_body
 from agui_msgspec._wire.text import JSONLinesReader, SSEReader, sniff_format
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STREAMS = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 
 

@@ -30,7 +30,7 @@ from agui_msgspec import (
 from agui_msgspec._wire.protobuf import codec as _proto
 from agui_msgspec._wire.protobuf.codec import decode_frame
 
-DATA = Path(__file__).parent / "data" / "proto"
+DATA = Path(__file__).parents[1] / "data" / "proto"
 CORPUS = json.loads((DATA / "corpus-events.json").read_text(encoding="utf-8"))
 FRAMES = {c["name"]: c["hex"] for c in json.loads((DATA / "corpus-frames.json").read_text())}
 

@@ -24,8 +24,8 @@ Schema: TypeAlias = dict[str, Any]
 
 VERSIONS = ("1.0", "1.1")
 MODULES = {"1.0": "v1_0", "1.1": "v1_1"}
-ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM_ROOT = Path(__file__).resolve().parents[2] / "shared" / "agui" / "schema"
+ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM_ROOT = Path(__file__).resolve().parents[3] / "shared" / "agui" / "schema"
 DEFS = "#/$defs/"
 # Every definition of 1.1 that declares encryptedValueType, directly or through BaseMessage.
 ENCRYPTED_VALUE_TYPE_1_1 = frozenset(

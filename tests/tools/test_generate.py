@@ -17,7 +17,7 @@ from agui_msgspec import UsageError
 from agui_msgspec._tools.cli import main
 from agui_msgspec._versions import load_bindings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_1_1 = ROOT / "schema" / "1.1" / "schema.json"
 DRAFT = ROOT.parent / "shared" / "agui" / "schema" / "pre-1.0-draft" / "schema.json"
 

@@ -33,7 +33,7 @@ Loc: TypeAlias = tuple[str | int, ...]
 
 VERSIONS = ("1.0", "1.1")
 MODULES = {"1.0": "v1_0", "1.1": "v1_1"}
-UPSTREAM_ROOT = Path(__file__).resolve().parents[2] / "shared" / "agui" / "schema"
+UPSTREAM_ROOT = Path(__file__).resolve().parents[3] / "shared" / "agui" / "schema"
 
 SEED = 0xA6_01
 VALID_PER_EVENT_TYPE = 70

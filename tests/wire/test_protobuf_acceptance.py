@@ -29,13 +29,13 @@ from typing import Any
 import msgspec
 import pytest
 from node.parity import without_empty_lists
-from test_proto import summary
+from test_protobuf import summary
 
 from agui_msgspec import JSONLinesReader, SSEReader, UsageError, consume_body, encode_proto
 from agui_msgspec._wire.protobuf.codec import decode_frame
 from agui_msgspec._wire.text import iter_payloads, sniff_format
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STREAMS = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 UNKNOWN_ARM = b"\xc2\x3e\x00"  # Event field 1000, an empty message: an event from later
 DROPPED_ON_SSE = "dropped event of unrecognised type"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 UPSTREAM_FREEZE = ROOT.parent / "shared" / "agui" / "proto" / "1.1" / "proto-freeze.txt"
 
 
