@@ -1,5 +1,6 @@
 """Structure of the generated bindings: event coverage, version differences, the pre-1.0
-draft, and that the committed modules are exactly what the codegen makes of the schemas."""
+draft, that the committed modules are exactly what the codegen makes of the schemas, and
+the JSON Pointer check codegen writes in place of the schema's pattern."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import importlib
 import importlib.util
 import itertools
 import json
+import re
 import sys
 import typing
 from collections.abc import Callable, Iterator
@@ -17,8 +19,12 @@ from typing import Any, TypeAlias
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from measure import MiB, peak_bytes
 
 import agui_msgspec
+from agui_msgspec import consume
 
 Schema: TypeAlias = dict[str, Any]
 
@@ -287,3 +293,80 @@ def test_upstream_schema_generates_the_same_structure(
     committed = load_generated(committed_path)
     assert list(fresh.EVENT_TYPES) == list(committed.EVENT_TYPES)
     assert field_layout(fresh) == field_layout(committed)
+
+
+# --- the JSON Pointer check: the schema's pattern, in linear time and constant memory ------------
+
+SCHEMA_POINTER = json.loads((ROOT / "schema" / "1.1" / "schema.json").read_text())
+
+
+def event(**fields: Any) -> bytes:
+    return msgspec.json.encode(fields)
+
+
+def in_run(*payloads: bytes) -> list[bytes]:
+    return [
+        event(type="RUN_STARTED", threadId="t", runId="r"),
+        *payloads,
+        event(type="RUN_FINISHED", threadId="t", runId="r"),
+    ]
+
+
+def _schema_pointer_pattern() -> str:
+    def find(node: Any) -> str | None:
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                return str(node["pattern"])
+            return next(filter(None, map(find, node.values())), None)
+        if isinstance(node, list):
+            return next(filter(None, map(find, node)), None)
+        return None
+
+    pattern = find(SCHEMA_POINTER)
+    assert pattern is not None
+    return pattern
+
+
+# ECMA-262 reading of the schema's pattern: "$" only at the very end.
+SCHEMA_PATTERN = re.compile(_schema_pointer_pattern().removesuffix("$") + r"\Z")
+
+
+def pointer_accepted(pointer: str) -> bool:
+    delta = [{"op": "add", "path": pointer, "value": 1}]
+    result = consume(in_run(event(type="STATE_DELTA", delta=delta)))
+    if result.violation is None:
+        return True
+    assert result.violation.rule == "malformed-event", result.violation
+    return False
+
+
+def test_the_pointer_check_accepts_what_the_schema_pattern_accepts_exhaustively() -> None:
+    alphabet = "/~01a\n"
+    for length in range(6):
+        for letters in itertools.product(alphabet, repeat=length):
+            pointer = "".join(letters)
+            expected = SCHEMA_PATTERN.match(pointer) is not None
+            assert pointer_accepted(pointer) is expected, repr(pointer)
+
+
+@given(st.text(alphabet=st.sampled_from("/~01a\n\u00e9\ud7ff"), max_size=24))
+@settings(max_examples=300, deadline=None)
+def test_the_pointer_check_agrees_with_the_schema_pattern(pointer: str) -> None:
+    assert pointer_accepted(pointer) is (SCHEMA_PATTERN.match(pointer) is not None)
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        "/" + "a" * (4 * MiB),  # accepted
+        "/a" * (2 * MiB),  # accepted
+        "/" + "~0" * (2 * MiB) + "~",  # a near miss at the very end
+        "/" + "a" * (4 * MiB) + "~2",
+    ],
+    ids=["long-token", "many-tokens", "near-miss-tildes", "near-miss-end"],
+)
+def test_a_long_pointer_is_checked_in_bounded_memory(pointer: str) -> None:
+    body = in_run(event(type="STATE_DELTA", delta=[{"op": "add", "path": pointer, "value": 1}]))
+    _, peak = peak_bytes(lambda: consume(body, keep_events=False))
+    # The body itself is 4 MB; the schema's pattern in re took ~180 bytes per character.
+    assert peak < 3 * len(pointer) + 4 * MiB

@@ -13,6 +13,7 @@ with the wire's camelCase names, wrapped in a valid run unless a test says so.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -20,7 +21,9 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import valid_streams
 
+import agui_msgspec as agui
 from agui_msgspec import (
     Consumer,
     MalformedEvent,
@@ -30,6 +33,7 @@ from agui_msgspec import (
     v1_0,
     v1_1,
 )
+from agui_msgspec._pipeline.enforce import Enforcer
 
 Wire = dict[str, Any]
 
@@ -1265,3 +1269,173 @@ def test_a_json_pointer_with_a_trailing_newline_is_malformed() -> None:
     rejected_for(result, "malformed-event")
     assert result.violation is not None
     assert result.violation.path == "/delta/0/path"
+
+
+# --- violation.path indexes the event as received (basic/processing) -----------------------------
+
+
+def consumed(*events: dict[str, Any], input: Any = None) -> agui.Result:
+    return agui.consume([msgspec.json.encode(e) for e in events], input=input)
+
+
+def rejected_at(result: agui.Result, rule: str, index: int, path: str | None = None) -> None:
+    assert result.violation is not None, "the stream was accepted"
+    assert (result.violation.rule, result.violation.index) == (rule, index), result.violation
+    if path is not None:
+        assert result.violation.path == path
+
+
+def snapshot(*messages: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "MESSAGES_SNAPSHOT", "messages": list(messages)}
+
+
+def test_path_of_a_malformed_element_counts_the_elements_stripped_before_it() -> None:
+    delta = [{"op": "frobnicate", "path": "/a"}, {"path": "/b", "value": 1}]
+    result = consumed(START, {"type": "STATE_DELTA", "delta": delta})
+    rejected_at(result, "malformed-event", 1, "/delta/1")
+    assert any("/delta/0: removed" in w for w in result.warnings)
+
+
+def test_path_into_a_nested_list_counts_stripped_siblings() -> None:
+    parts = [{"type": "hologram"}, {"type": "text"}]
+    result = consumed(START, snapshot({"id": "u", "role": "user", "content": parts}))
+    rejected_at(result, "malformed-event", 1, "/messages/0/content/1")
+
+
+def test_path_of_a_malformed_input_element_counts_stripped_ones() -> None:
+    messages = [{"id": "x", "role": "narrator"}, {"id": 5, "role": "user", "content": "x"}]
+    with pytest.raises(agui.MalformedEvent) as caught:
+        agui.prepare_input({"threadId": "t", "runId": "r", "messages": messages})
+    assert caught.value.path == "/messages/1/id"
+
+
+# --- payloads given as Python values -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [[], None, 5, True], ids=repr)  # a str is JSON text
+def test_a_python_value_that_is_not_an_object_is_not_an_object(value: object) -> None:
+    result = agui.consume([START, value, FINISH])  # type: ignore[list-item]
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("not-an-object", 1)
+
+
+# --- unknown properties: the shortcut past the walk ----------------------------------------------
+# On the slow path, an event whose only unrecognised material is properties of its own is
+# converted without the full walk. What must not differ: the verdict, its rule, index and
+# path, the warnings, the messages, the state and the events delivered.
+
+
+def content(message_id: str, delta: str, **extra: Any) -> Wire:
+    return {"type": "TEXT_MESSAGE_CONTENT", "messageId": message_id, "delta": delta, **extra}
+
+
+def summary(result: Any) -> tuple[Any, ...]:
+    violation = result.violation
+    return (
+        result.outcome,
+        None if violation is None else (violation.rule, violation.index, violation.path),
+        result.warnings,
+        [(run.status, run.run_id) for run in result.runs],
+        msgspec.to_builtins(result.messages),
+        result.state,
+        msgspec.to_builtins(result.events),
+    )
+
+
+EXTRA_VALUES = st.sampled_from([1, 2.0, "x", None, [], {"k": [1]}])
+
+
+@st.composite
+def with_extras(draw: st.DrawFn, document: Any) -> Any:
+    """``document`` with unknown properties added at random depths, and some integers as
+    integral floats: material the walk removes or reads, or that makes the event malformed."""
+    if isinstance(document, list):
+        return [draw(with_extras(item)) for item in document]
+    if not isinstance(document, dict):
+        if type(document) is int and draw(st.integers(0, 3)) == 0:
+            return float(document)
+        return document
+    result = {key: draw(with_extras(value)) for key, value in document.items()}
+    for _ in range(draw(st.integers(0, 2))):
+        result[draw(st.sampled_from(["xVendor", "x~y/z", "extra"]))] = draw(EXTRA_VALUES)
+    return result
+
+
+def walked_only(events: list[Wire]) -> tuple[Any, ...]:
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(Enforcer, "_without_unknown_properties", lambda *arguments: None)
+        return summary(consume([msgspec.json.encode(event) for event in events]))
+
+
+@settings(deadline=None, max_examples=120)
+@given(st.data())
+def test_unknown_properties_without_the_walk_give_what_the_walk_gives(data: st.DataObject) -> None:
+    events = data.draw(valid_streams(max_runs=1), label="stream")
+    events = [data.draw(with_extras(event), label="event") for event in events]
+    assert summary(consume([msgspec.json.encode(event) for event in events])) == walked_only(events)
+
+
+def test_an_event_with_an_unknown_property_is_kept_without_it() -> None:
+    events = [
+        {**START, "xVendor": {"trace": 1}},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "x~y": 1},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    assert result.outcome == "completed"
+    assert result.warnings == [
+        "event 0 /xVendor: removed unrecognised property",
+        "event 1 /x~0y: removed unrecognised property",
+    ]
+    assert summary(result) == walked_only(events)
+
+
+def test_an_event_with_open_unions_still_takes_the_walk() -> None:
+    """JSON Patch operations stay dicts: an unknown op is the walk's to remove, not the reducer's."""
+    events = [
+        START,
+        {
+            "type": "STATE_DELTA",
+            "xVendor": 1,
+            "delta": [{"op": "frobnicate", "path": "/a"}, {"op": "add", "path": "/b", "value": 2}],
+        },
+        FINISH,
+    ]
+    result = consume([msgspec.json.encode(event) for event in events])
+    assert result.state == {"b": 2}
+    assert result.warnings[0] == "event 1 /xVendor: removed unrecognised property"
+    assert "/delta/0" in result.warnings[1]
+    assert summary(result) == walked_only(events)
+
+
+def fed_one_by_one(events: list[Wire]) -> Consumer:
+    """One batch, which the vendor property sends to the enforcer payload by payload."""
+    consumer = Consumer()
+    with contextlib.suppress(ProtocolViolation):
+        consumer.feed_many([msgspec.json.encode(event) for event in events])
+    return consumer
+
+
+def test_after_an_unknown_property_the_next_payload_is_judged_the_same() -> None:
+    """A payload after one with a vendor property skips the strict decode; it still gets the
+    verdict, the warnings and the count it would have got."""
+    vendor = content("m", "a", xVendor=1)
+    retired = {"type": "THINKING_START"}
+    malformed = content("m", "b", timestamp="soon")
+    opened = [START, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
+    for after, needs_slow_path in ((content("m", "b"), False), (retired, True), (vendor, True)):
+        consumer = fed_one_by_one([*opened, vendor, after])
+        assert consumer.slow_path_count == 1 + needs_slow_path
+        assert consumer.violation is None
+    consumer = fed_one_by_one([*opened, vendor, malformed])
+    assert consumer.violation is not None
+    assert (consumer.violation.rule, consumer.violation.index, consumer.violation.path) == (
+        "malformed-event",
+        3,
+        "/timestamp",
+    )
+    translated = fed_one_by_one([*opened, vendor, retired, FINISH]).warnings
+    assert [warning for warning in translated if "THINKING_START" in warning] == [
+        "event 3: translated retired THINKING_START to REASONING_START"
+    ]

@@ -52,6 +52,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import agui_msgspec as agui
 from agui_msgspec import Result, consume
 
 Event = dict[str, Any]
@@ -822,3 +823,32 @@ def test_tagged_or_named_continuation_is_never_ambiguous(continuation: Event) ->
     )
     contents = {m["id"]: m["content"] for m in messages(result)}
     assert contents == {"s1-item": "1", "s2-item": "2!"}
+
+
+# --- no empty content events ---------------------------------------------------------------------
+
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def consumed_in_a_run(*events: dict[str, Any], **options: Any) -> agui.Result:
+    return agui.consume([msgspec.json.encode(e) for e in (START, *events, FINISH)], **options)
+
+
+def test_chunk_expansion_emits_no_empty_content() -> None:
+    result = consumed_in_a_run(
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "metadata": {"k": 1}},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "hi"},
+    )
+    types = [type(e).__name__ for e in result.events]
+    assert types == [
+        "RunStartedEvent",
+        "TextMessageStartEvent",
+        "TextMessageContentEvent",
+        "TextMessageEndEvent",
+        "RunFinishedEvent",
+    ]
+    assert [msgspec.to_builtins(m) for m in result.messages] == [
+        {"id": "m", "role": "assistant", "content": "hi", "metadata": {"k": 1}}
+    ]

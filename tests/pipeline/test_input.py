@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
+import agui_msgspec as agui
 from agui_msgspec import MalformedEvent, Run, consume, v1_0, v1_1
 from agui_msgspec._pipeline.input import prepare_input
 
@@ -284,3 +285,43 @@ def test_resolving_an_interrupt_before_it_expires_is_sent() -> None:
 def test_input_that_resumes_nothing_is_not_checked_for_coverage() -> None:
     sent, _ = prepare(base())
     assert "resume" not in sent
+
+
+# --- the run input a consumer is seeded with is read like outgoing input -------------------------
+
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def run(*events: dict[str, Any], **options: Any) -> agui.Result:
+    return agui.consume([msgspec.json.encode(e) for e in (START, *events, FINISH)], **options)
+
+
+def test_the_run_input_is_stripped_not_refused() -> None:
+    seed = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": "hi", "future": 1}],
+    }
+    result = run(input=seed)
+    assert result.outcome == "completed"
+    assert [msgspec.to_builtins(m) for m in result.messages] == [
+        {"id": "u", "role": "user", "content": "hi"}
+    ]
+    assert any("input /messages/0/future" in w for w in result.warnings)
+
+
+def test_a_newer_versions_input_seeds_an_older_consumer() -> None:
+    seed = agui.RunAgentInput(
+        thread_id="t", run_id="r", messages=[agui.UserMessage(id="u", content="hi")]
+    )
+    result = run(input=seed, version="1.0")
+    assert result.outcome == "completed"
+    assert [m.id for m in result.messages] == ["u"]
+
+
+def test_a_malformed_run_input_is_a_failed_verdict_not_an_exception() -> None:
+    result = run(input={"threadId": "t", "runId": 5, "messages": []})
+    assert result.outcome == "failed"
+    assert result.violation is not None
+    assert result.violation.rule == "malformed-input"

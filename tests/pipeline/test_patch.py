@@ -2,6 +2,8 @@
 
 The reducer's contract (spec basic/patterns/snapshots): a delta applies atomically, the input
 is never changed, and a patch that does not apply raises ``PatchConflict`` and nothing else.
+Its bounds (the state's size and depth, the copies a short patch may make) are measured
+structurally: tracemalloc peaks, never the clock.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from measure import MiB, peak_bytes
 
+from agui_msgspec import Consumer, consume
 from agui_msgspec._pipeline.patch import PatchConflict, apply_patch
 
 SUITE_ROOT = Path(__file__).resolve().parents[3] / "shared" / "json-patch-tests"
@@ -544,3 +549,176 @@ def test_matches_the_reference_model(data: st.DataObject) -> None:
     assert actual == expected
     assert canonical(document) == before
     assert canonical(patch) == patch_before
+
+
+# --- JSON Patch amplification and depth: bounded work and memory (tracemalloc peaks) -------------
+
+
+def event(**fields: Any) -> bytes:
+    return msgspec.json.encode(fields)
+
+
+def in_run(*payloads: bytes) -> list[bytes]:
+    return [
+        event(type="RUN_STARTED", threadId="t", runId="r"),
+        *payloads,
+        event(type="RUN_FINISHED", threadId="t", runId="r"),
+    ]
+
+
+START = event(type="RUN_STARTED", threadId="t", runId="r")
+
+
+def doubling(count: int, key: str = "k") -> list[dict[str, Any]]:
+    """Each operation copies the whole document into itself: 2**count values from a short patch."""
+    return [{"op": "copy", "from": "", "path": f"/{key}{n}"} for n in range(count)]
+
+
+@pytest.mark.parametrize("kind", ["state", "activity"])
+def test_a_doubling_patch_is_refused_before_it_builds_the_state(kind: str) -> None:
+    if kind == "state":
+        body = in_run(
+            event(type="STATE_SNAPSHOT", snapshot={"seed": "x" * 64}),
+            event(type="STATE_DELTA", delta=doubling(30)),
+        )
+        field = "/delta"
+    else:
+        body = in_run(
+            event(type="ACTIVITY_SNAPSHOT", messageId="a", activityType="plan", content={"s": 1}),
+            event(type="ACTIVITY_DELTA", messageId="a", activityType="plan", patch=doubling(30)),
+        )
+        field = "/patch"
+    result, peak = peak_bytes(lambda: consume(body, max_state_size=256 * 1024))
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    assert result.violation.index == 2
+    assert result.violation.path.startswith(field + "/")
+    assert peak < 8 * MiB  # 30 doublings would be 2**30 values
+
+
+def test_with_the_defaults_a_small_patch_builds_little() -> None:
+    body = in_run(event(type="STATE_DELTA", delta=doubling(40)))
+    result, peak = peak_bytes(lambda: consume(body))
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    # A 1.7 KB patch may build 1 MiB + 16 times its size: a few MB of memory at most.
+    assert peak < 16 * MiB
+
+
+def test_a_patch_ending_in_a_failing_test_does_bounded_work_and_keeps_the_state() -> None:
+    delta = [*doubling(30), {"op": "test", "path": "/k0", "value": 0}]
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"a": 1}),
+        event(type="STATE_DELTA", delta=delta),
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+    )
+    result, peak = peak_bytes(lambda: consume(body, max_state_size=256 * 1024))
+    # The copies pass the bound before the test is reached: refused, not 2**30 values built.
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    assert peak < 8 * MiB
+
+
+def test_a_failing_patch_within_bounds_leaves_the_state_as_it_was() -> None:
+    delta = [
+        *doubling(5),
+        {"op": "remove", "path": "/seed"},
+        {"op": "test", "path": "/k0", "value": 0},
+    ]
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"seed": [1, 2]}),
+        event(type="STATE_DELTA", delta=delta),
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+    )
+    result = consume(body)
+    assert result.violation is None
+    assert result.state == {"seed": [1, 2], "b": 2}
+    assert any("does not apply" in warning for warning in result.warnings)
+
+
+def test_a_failing_patch_undoes_every_kind_of_scalar_write() -> None:
+    start = {"a": {"n": 1, "s": "x", "list": [1], "gone": True}}
+    delta = [
+        {"op": "replace", "path": "/a/n", "value": 2},
+        {"op": "add", "path": "/a/new", "value": "y"},
+        {"op": "add", "path": "/a/s", "value": "z"},  # add over an existing member
+        {"op": "remove", "path": "/a/gone"},
+        {"op": "add", "path": "/a/list/-", "value": 2},
+        {"op": "test", "path": "/a/n", "value": 2},
+        {"op": "test", "path": "/a/list/1", "value": 3},  # fails: every write above is undone
+    ]
+    consumer = Consumer()
+    delivered = consumer.feed_many([START, event(type="STATE_SNAPSHOT", snapshot=start)])
+    consumer.feed(event(type="STATE_DELTA", delta=delta))
+    assert consumer.violation is None
+    assert consumer.state == start
+    consumer.feed(event(type="STATE_DELTA", delta=delta[:-1]))
+    assert consumer.state == {"a": {"n": 2, "s": "z", "list": [1, 2], "new": "y"}}
+    assert delivered[1].snapshot == start
+
+
+def test_scalar_writes_keep_the_state_size_exact() -> None:
+    """Writes that replace or remove what they added do not grow the accounted size; a
+    write that would pass the bound is refused."""
+    note = "x" * 200
+    churn = [
+        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/note", "value": note}]),
+        event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/note", "value": note}]),
+        event(type="STATE_DELTA", delta=[{"op": "remove", "path": "/note"}]),
+    ]
+    body = in_run(event(type="STATE_SNAPSHOT", snapshot={"n": 0}), *churn * 200)
+    assert consume(body, max_state_size=1024).violation is None
+    too_big = event(type="STATE_DELTA", delta=[{"op": "add", "path": "/big", "value": "x" * 2048}])
+    result = consume(
+        in_run(event(type="STATE_SNAPSHOT", snapshot={"n": 0}), too_big), max_state_size=1024
+    )
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("state-too-large", 2)
+
+
+def test_a_copy_and_remove_cycle_is_bounded_by_the_work_a_patch_may_do() -> None:
+    cycle = [{"op": "copy", "from": "/big", "path": "/c"}, {"op": "remove", "path": "/c"}]
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"big": ["x" * 100] * 2000}),
+        event(type="STATE_DELTA", delta=cycle * 1000),
+    )
+    result = consume(body, max_state_size=1 * MiB)
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+
+
+def nesting(levels: int) -> list[dict[str, Any]]:
+    """Each operation adds an object one level below the last: ``levels`` levels in all."""
+    return [{"op": "add", "path": "/n" * (level + 1), "value": {}} for level in range(levels)]
+
+
+def test_a_patch_may_not_nest_state_deeper_than_the_bound() -> None:
+    body = in_run(event(type="STATE_DELTA", delta=nesting(1300)))
+    result = consume(body)
+    assert result.violation is not None
+    assert result.violation.rule == "too-deep"
+    assert result.violation.index == 1
+    assert result.violation.path == "/delta/511"
+    # What was kept can still be encoded and sent as the next run's input.
+    msgspec.json.encode(result.state)
+
+
+def test_a_copy_or_move_deeper_is_refused_as_too_deep() -> None:
+    copy_down = [*nesting(300), {"op": "copy", "from": "/n", "path": "/n" * 300 + "/m"}]
+    result = consume(in_run(event(type="STATE_DELTA", delta=copy_down)))
+    assert result.violation is not None
+    assert result.violation.rule == "too-deep"
+    move_down = [
+        *nesting(300),
+        {"op": "add", "path": "/o", "value": {}},
+        {"op": "move", "from": "/n", "path": "/o/n"},
+    ]
+    result = consume(in_run(event(type="STATE_DELTA", delta=move_down)), max_state_depth=300)
+    assert result.violation is not None
+    assert result.violation.rule == "too-deep"
+
+
+def test_state_up_to_the_bound_passes() -> None:
+    result = consume(in_run(event(type="STATE_DELTA", delta=nesting(511))))
+    assert result.violation is None
+    msgspec.json.encode(result.state)

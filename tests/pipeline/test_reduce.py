@@ -4,19 +4,23 @@ Spec pages: events/text-messages, events/tool-calls, events/reasoning,
 events/state, events/activity, basic/patterns/snapshots and basic/metadata;
 RULES.md sections A (malformed patches), J (tolerated failures).
 
-Every test feeds a whole stream (wire-named dicts, encoded to bytes) to
-``consume`` and reads what an application would read: ``Result.messages`` as
-wire-named dicts, ``Result.state``, the warnings, and the verdict.
+Most tests feed a whole stream (wire-named dicts, encoded to bytes) to
+``consume`` and read what an application would read: ``Result.messages`` as
+wire-named dicts, ``Result.state``, the warnings, and the verdict. The last section
+measures what one event costs after a long stream: lines of the library run and bytes
+allocated, never the clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 import pytest
+from measure import MiB, peak_bytes
 
+import agui_msgspec as agui
 from agui_msgspec import Consumer, Result, consume
 
 Event = dict[str, Any]
@@ -864,3 +868,413 @@ def test_encrypted_value_for_an_unknown_entity_warns_and_is_not_fatal(
     result = accepted(one_run(*setup, event, *text("after", "more")))
     assert warned(result, "REASONING_ENCRYPTED_VALUE", repr(event["entityId"]))
     assert all("encryptedValue" not in m for m in messages(result))
+
+
+# --- helpers of the sections below: a stream consumed as given, its verdict checked --------------
+
+START = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+
+
+def consumed(*events: dict[str, Any], input: Any = None) -> agui.Result:
+    return agui.consume([msgspec.json.encode(e) for e in events], input=input)
+
+
+def completed(result: agui.Result) -> agui.Result:
+    assert result.outcome == "completed", result.violation
+    return result
+
+
+def text_event(
+    kind: str, message_id: str, owner: str | None = None, **fields: Any
+) -> dict[str, Any]:
+    event = {"type": f"TEXT_MESSAGE_{kind}", "messageId": message_id, **fields}
+    if kind == "START":
+        event.setdefault("role", "assistant")
+    if owner is not None:
+        event["subagentRunId"] = owner
+    return event
+
+
+def tool_event(kind: str, call_id: str, owner: str | None = None, **fields: Any) -> dict[str, Any]:
+    event = {"type": f"TOOL_CALL_{kind}", "toolCallId": call_id, **fields}
+    if kind == "START":
+        event.setdefault("toolCallName", "search")
+    if kind == "ARGS":
+        event.setdefault("delta", "{}")
+    if owner is not None:
+        event["subagentRunId"] = owner
+    return event
+
+
+def as_dicts(messages: list[Any]) -> list[dict[str, Any]]:
+    return [msgspec.to_builtins(m) for m in messages]
+
+
+def binary_input(*parts: dict[str, Any]) -> dict[str, Any]:
+    content = [{"type": "text", "text": "Describe it."}, *parts]
+    return {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u1", "role": "user", "content": content}],
+    }
+
+
+def consumed_in_a_run(*events: dict[str, Any], **options: Any) -> agui.Result:
+    return agui.consume([msgspec.json.encode(e) for e in (START, *events, FINISH)], **options)
+
+
+# --- text streamed at an id another kind of message holds ----------------------------------------
+
+
+def test_a_reasoning_message_reusing_a_text_message_id_keeps_the_text() -> None:
+    result = consumed_in_a_run(
+        {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hello"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "m", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "m", "delta": "THINK"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": " world"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+    )
+    assert result.outcome == "completed"
+    assert [(type(m).__name__, m.content) for m in result.messages] == [
+        ("AssistantMessage", "hello world")
+    ]
+    assert any("REASONING_MESSAGE_START" in w and "'m'" in w for w in result.warnings)
+
+
+def test_text_streamed_at_an_activity_id_leaves_the_activity_intact() -> None:
+    result = consumed_in_a_run(
+        {
+            "type": "ACTIVITY_SNAPSHOT",
+            "messageId": "a",
+            "activityType": "plan",
+            "content": {"k": 1},
+        },
+        {"type": "TEXT_MESSAGE_START", "messageId": "a"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "oops"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a"},
+    )
+    assert [msgspec.to_builtins(m) for m in result.messages] == [
+        {"id": "a", "role": "activity", "activityType": "plan", "content": {"k": 1}}
+    ]
+
+
+# --- ACTIVITY_SNAPSHOT with replace: false leaves any existing message (events/activity) ---------
+
+
+def plan_activity(message_id: str, replace: bool) -> dict[str, Any]:
+    return {
+        "type": "ACTIVITY_SNAPSHOT",
+        "messageId": message_id,
+        "activityType": "plan",
+        "content": {"steps": 1},
+        "replace": replace,
+    }
+
+
+def test_activity_snapshot_without_replace_leaves_a_non_activity_message() -> None:
+    user = {"id": "u1", "role": "user", "content": "hi"}
+    result = completed(
+        consumed(
+            START,
+            plan_activity("u1", replace=False),
+            FINISH,
+            input={**binary_input(), "messages": [user]},
+        )
+    )
+    assert as_dicts(result.messages) == [user]
+
+
+def test_activity_snapshot_with_replace_replaces_a_non_activity_message() -> None:
+    user = {"id": "u1", "role": "user", "content": "hi"}
+    result = completed(
+        consumed(
+            START,
+            plan_activity("u1", replace=True),
+            FINISH,
+            input={**binary_input(), "messages": [user]},
+        )
+    )
+    assert [m["role"] for m in as_dicts(result.messages)] == ["activity"]
+
+
+# --- the decisions where the specification leaves room (README) ----------------------------------
+
+
+def test_run_started_input_echo_brings_the_messages_a_consumer_lacks() -> None:
+    echoed = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [
+            {"id": "u0", "role": "user", "content": "the echo's copy"},
+            {"id": "u1", "role": "user", "content": "asked"},
+        ],
+    }
+    held = {
+        "threadId": "t1",
+        "runId": "r1",
+        "messages": [{"id": "u0", "role": "user", "content": "mine"}],
+    }
+    result = completed(
+        consumed(
+            {**START, "input": echoed},
+            text_event("START", "m1"),
+            text_event("END", "m1"),
+            FINISH,
+            input=held,
+        )
+    )
+    assert [(m["id"], m.get("content")) for m in as_dicts(result.messages)] == [
+        ("u0", "mine"),  # held: the consumer's own copy stands
+        ("u1", "asked"),  # lacked: joins, before what the run streams
+        ("m1", ""),
+    ]
+    observer = completed(consumed({**START, "input": echoed}, FINISH))  # made no request at all
+    assert [m["id"] for m in as_dicts(observer.messages)] == ["u0", "u1"]
+
+
+def test_tool_call_without_parent_message_gets_a_message_of_its_own() -> None:
+    result = completed(
+        consumed(
+            START,
+            text_event("START", "m1"),
+            text_event("CONTENT", "m1", delta="Let me look."),
+            text_event("END", "m1"),
+            tool_event("START", "tc1"),
+            tool_event("END", "tc1"),
+            FINISH,
+        )
+    )
+    messages = as_dicts(result.messages)
+    assert [(m["id"], m.get("content")) for m in messages] == [
+        ("m1", "Let me look."),
+        ("tc1", None),
+    ]
+    assert messages[1]["toolCalls"][0]["id"] == "tc1"
+
+
+def test_tool_result_is_appended_where_it_arrives() -> None:
+    result = completed(
+        consumed(
+            START,
+            tool_event("START", "tc1", parentMessageId="a1"),
+            tool_event("END", "tc1"),
+            text_event("START", "m2"),
+            text_event("END", "m2"),
+            {"type": "TOOL_CALL_RESULT", "messageId": "r1", "toolCallId": "tc1", "content": "ok"},
+            FINISH,
+        )
+    )
+    assert [(m["id"], m["role"]) for m in as_dicts(result.messages)] == [
+        ("a1", "assistant"),
+        ("m2", "assistant"),
+        ("r1", "tool"),
+    ]
+
+
+# --- per-event cost that does not grow with the stream -------------------------------------------
+# Work is counted structurally: the lines of the library's Python run for one event, and the
+# memory it allocates, after a short and after a long prefix of the same stream.
+
+
+def event(**fields: Any) -> bytes:
+    return msgspec.json.encode(fields)
+
+
+def in_run(*payloads: bytes) -> list[bytes]:
+    return [
+        event(type="RUN_STARTED", threadId="t", runId="r"),
+        *payloads,
+        event(type="RUN_FINISHED", threadId="t", runId="r"),
+    ]
+
+
+def test_the_default_bound_applies_to_a_snapshot_too() -> None:
+    # Over 2 million values: past the default 16 MiB, as every value counts at least 8.
+    body = in_run(event(type="STATE_SNAPSHOT", snapshot=[0] * (2 * MiB + 1)))
+    result = consume(body, keep_events=False)
+    assert result.violation is not None
+    assert result.violation.rule == "state-too-large"
+    assert (result.violation.index, result.violation.path) == (1, "/snapshot")
+    assert consume(body, keep_events=False, max_state_size=32 * MiB).violation is None
+
+
+def library_lines(action: Callable[[], Any]) -> int:
+    """How many lines of agui_msgspec's Python ``action`` runs (each loop turn counts)."""
+    import sys  # noqa: PLC0415
+
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if "agui_msgspec" not in frame.f_code.co_filename:
+            return None
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        action()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def cost_of_next(prefix: list[bytes], payload: bytes) -> int:
+    """Lines of the library run by one more payload after ``prefix``."""
+    consumer = Consumer()
+    consumer.feed_many(prefix)
+    return library_lines(lambda: consumer.feed(payload))
+
+
+START_PAYLOAD = event(type="RUN_STARTED", threadId="t", runId="r")
+
+
+def activities(count: int) -> list[bytes]:
+    return [
+        event(type="ACTIVITY_SNAPSHOT", messageId=f"a{n}", activityType="p", content={"n": n})
+        for n in range(count)
+    ]
+
+
+def subagent_chunks(count: int) -> list[bytes]:
+    return [
+        payload
+        for n in range(count)
+        for payload in (
+            event(type="SUBAGENT_STARTED", subagentRunId=f"s{n}", name="helper"),
+            event(type="TEXT_MESSAGE_CHUNK", subagentRunId=f"s{n}", messageId=f"m{n}", delta="x"),
+        )
+    ]
+
+
+SCENARIOS: dict[str, tuple[Callable[[int], list[bytes]], Callable[[int], bytes]]] = {
+    "replace-a-message": (
+        activities,
+        lambda n: event(
+            type="ACTIVITY_SNAPSHOT",
+            messageId=f"a{n - 1}",
+            activityType="p",
+            content={},
+            replace=True,
+        ),
+    ),
+    "messages-snapshot": (activities, lambda n: event(type="MESSAGES_SNAPSHOT", messages=[])),
+    "subagent-chunks": (
+        subagent_chunks,
+        lambda n: event(type="TEXT_MESSAGE_CHUNK", subagentRunId="s0", messageId="m0", delta="y"),
+    ),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_one_event_runs_the_same_code_however_long_the_stream(scenario: str) -> None:
+    build, last = SCENARIOS[scenario]
+    short = cost_of_next([START_PAYLOAD, *build(50)], last(50))
+    long = cost_of_next([START_PAYLOAD, *build(2000)], last(2000))
+    assert long <= short + 10, (short, long)
+
+
+def test_reopening_a_long_message_does_not_copy_its_text() -> None:
+    prefix = [
+        START_PAYLOAD,
+        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * (4 * MiB)),
+        event(type="TEXT_MESSAGE_END", messageId="m"),
+    ]
+    consumer = Consumer()
+    consumer.feed_many(prefix)
+    again = [
+        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="y"),
+        event(type="TEXT_MESSAGE_END", messageId="m"),
+    ]
+    _, peak = peak_bytes(lambda: [consumer.feed_many(again) for _ in range(3)])
+    assert peak < MiB
+    assert consumer.messages[0].content == "x" * (4 * MiB) + "yyy"
+
+
+def test_a_delta_does_not_copy_the_whole_state() -> None:
+    snapshot = {f"key{n}": {"n": n} for n in range(50_000)}
+    consumer = Consumer()
+    consumer.feed_many([START_PAYLOAD, event(type="STATE_SNAPSHOT", snapshot=snapshot)])
+    first = event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/key1/n", "value": -1}])
+    consumer.feed(first)  # the first delta after a snapshot copies it: the event stays as it was
+    delta = event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/key2/n", "value": -2}])
+    _, peak = peak_bytes(lambda: consumer.feed(delta))
+    assert peak < 64 * 1024
+    assert consumer.state["key1"] == {"n": -1}
+    assert consumer.state["key2"] == {"n": -2}
+
+
+def test_metadata_is_merged_key_by_key() -> None:
+    big = {f"k{n}": n for n in range(50_000)}
+    consumer = Consumer()
+    consumer.feed_many(
+        [
+            START_PAYLOAD,
+            event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", metadata=big),
+            event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="a", metadata={"x": 1}),
+        ]
+    )
+    more = event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="b", metadata={"y": 2})
+    _, peak = peak_bytes(lambda: consumer.feed(more))
+    assert peak < 64 * 1024
+    merged = consumer.messages[0].metadata
+    assert merged == {**big, "x": 1, "y": 2}
+
+
+def test_reading_the_messages_costs_what_changed_not_the_conversation() -> None:
+    """A live UI reads ``Consumer.messages`` after every event: with 20,000 messages, a read
+    after nothing, after a new message or after a delta allocates nothing like the list."""
+    consumer = Consumer()
+    consumer.feed_many([START_PAYLOAD, *activities(20_000)])
+    consumer.messages  # noqa: B018
+    start = event(type="TEXT_MESSAGE_START", messageId="m", role="assistant")
+    delta = event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="hello")
+    for payload in (None, start, delta, delta):
+        if payload is not None:
+            consumer.feed(payload)
+        messages, peak = peak_bytes(lambda: consumer.messages)
+        assert peak < 4 * 1024, (payload, peak)
+    assert len(messages) == 20_001
+    assert messages[-1].content == "hellohello"
+
+
+def test_the_messages_read_are_live_and_read_only() -> None:
+    consumer = Consumer()
+    consumer.feed_many([START_PAYLOAD, *activities(2)])
+    messages = consumer.messages
+    with pytest.raises(TypeError):
+        messages.append(messages[0])  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        del messages[0]  # type: ignore[attr-defined]
+    kept = list(messages)
+    replace = event(
+        type="ACTIVITY_SNAPSHOT", messageId="a0", activityType="p", content={"n": 9}, replace=True
+    )
+    consumer.feed_many([*activities(3)[2:], replace])
+    assert [m.content for m in consumer.messages] == [{"n": 9}, {"n": 1}, {"n": 2}]
+    assert consumer.messages is messages  # the same list, following the stream
+    assert [m.content for m in kept] == [{"n": 0}, {"n": 1}]
+    assert msgspec.json.decode(msgspec.json.encode(messages))[0]["content"] == {"n": 9}
+    assert consumer.result([]).messages == list(messages)
+    assert type(consumer.result([]).messages) is list
+
+
+def test_a_delta_never_changes_the_input_or_a_delivered_snapshot() -> None:
+    seed = {"threadId": "t", "runId": "r", "messages": [], "state": {"n": [1]}}
+    delta = [{"op": "add", "path": "/n/-", "value": 2}]
+    result = consume(in_run(event(type="STATE_DELTA", delta=delta)), input=seed)
+    assert result.violation is None
+    assert result.state == {"n": [1, 2]}
+    assert seed["state"] == {"n": [1]}
+    body = in_run(
+        event(type="STATE_SNAPSHOT", snapshot={"n": [1]}), event(type="STATE_DELTA", delta=delta)
+    )
+    result = consume(body)
+    assert result.state == {"n": [1, 2]}
+    assert result.events[1].snapshot == {"n": [1]}

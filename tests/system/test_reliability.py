@@ -48,7 +48,7 @@ from strategies import (
     valid_streams,
 )
 
-from agui_msgspec import Consumer, ProtocolViolation, Result, consume, v1_1
+from agui_msgspec import Consumer, ProtocolViolation, Result, consume, consume_body, v1_1
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -898,3 +898,98 @@ def test_the_fuzz_target_reports_a_crash(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(fuzz, "consume_body", broken)
     with pytest.raises(KeyError):
         fuzz.check_one(b"data: {}\n\n")
+
+
+# --- the fuzzer: its seeds from anywhere, its resource target, what it found ---------------------
+
+
+def event(**fields: Any) -> bytes:
+    return msgspec.json.encode(fields)
+
+
+def in_run(*payloads: bytes) -> list[bytes]:
+    return [
+        event(type="RUN_STARTED", threadId="t", runId="r"),
+        *payloads,
+        event(type="RUN_FINISHED", threadId="t", runId="r"),
+    ]
+
+
+def doubling(count: int, key: str = "k") -> list[dict[str, Any]]:
+    """Each operation copies the whole document into itself: 2**count values from a short patch."""
+    return [{"op": "copy", "from": "", "path": f"/{key}{n}"} for n in range(count)]
+
+
+def _load_fuzzer(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("fuzz_consume", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.mark.skipif(not (SHARED / "agui").is_dir(), reason="needs ../shared/agui")
+def test_the_fuzzer_finds_the_conformance_seeds_from_a_checkout_further_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "shared").symlink_to(SHARED.resolve())
+    script = tmp_path / "ci" / "checkout" / "fuzz" / "fuzz_consume.py"
+    script.parent.mkdir(parents=True)
+    script.write_bytes((ROOT / "fuzz" / "fuzz_consume.py").read_bytes())
+    monkeypatch.chdir(tmp_path / "ci")
+    fuzz = _load_fuzzer(script)
+    streams = len(list((SHARED / "agui" / "conformance" / "1.1" / "streams").glob("*.json")))
+    assert len(fuzz.seed_inputs()) >= 2 * (len(fuzz.BUILTIN_STREAMS) + streams) - 10
+
+
+def test_the_fuzzer_counts_a_slow_or_large_input_as_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
+    body = b"data: " + event(type="RUN_STARTED", threadId="t", runId="r") + b"\n\n"
+    fuzz.check_bounded(body)
+    monkeypatch.setattr(fuzz, "RESOURCE_CPU_SECONDS", -1.0)
+    with pytest.raises(fuzz.ResourceExceeded, match="time"):
+        fuzz.check_bounded(body)
+    monkeypatch.setattr(fuzz, "RESOURCE_CPU_SECONDS", 1e9)
+    monkeypatch.setattr(fuzz, "RESOURCE_MEMORY_BYTES", -(1 << 40))
+    with pytest.raises(fuzz.ResourceExceeded, match="memory"):
+        fuzz.check_bounded(body)
+    fuzz.check_bounded(b"x" * (64 * 1024 + 1))  # larger inputs are not held to the target
+
+
+def test_the_amplification_input_meets_the_fuzzers_resource_target() -> None:
+    fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
+    body = b"".join(
+        b"data: " + payload + b"\n\n"
+        for payload in in_run(event(type="STATE_DELTA", delta=doubling(30)))
+    )
+    fuzz.check_bounded(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Found by the fuzzer: a tool result replacing the message that holds an open call.
+        b'data:{"type":"RUN_STARTED","threadId":"","runId":"","":""}\n\n'
+        b'data:{"type":"TOOL_CALL_START","toolCallId":"","toolCallName":"","parentMessageId":"msg-1"}\n\n'
+        b'data:{"type":"TOOL_CALL_RESULT","messageId":"msg-1","toolCallId":"","content":"\\"\\"","":""}\n\n',
+        b'data:{"type":"RUN_STARTED","threadId":"","runId":"","":""}\n\n'
+        b'data:{"type":"TEXT_MESSAGE_START","messageId":"msg-1"}\n\n'
+        b'data:{"type":"TOOL_CALL_START","toolCallId":"call-1","toolCallName":"","":""}\n\n'
+        b'data:{"type":"TOOL_CALL_RESULT","messageId":"msg-1","toolCallId":"","content":"","":""}\n\n'
+        b'data:{"type":"TOOL_CALL_ARGS","toolCallId":"call-1","delta":""}\n\n',
+    ],
+    ids=["result-replaces-the-calls-message", "args-after-the-replacement"],
+)
+def test_a_replaced_message_keeps_its_open_tool_call_addressable(body: bytes) -> None:
+    fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
+    fuzz.check_bounded(body)
+    result = consume_body(body)
+    assert result.violation is not None
+    assert result.violation.rule == "truncated"

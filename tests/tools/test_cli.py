@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from serving import serve_handler
 
@@ -384,3 +385,28 @@ def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:
     assert "RUN_FINISHED" in process.stdout.readline().decode()
     process.stdout.read()
     assert process.wait(timeout=60) == 0
+
+
+# --- check: a message with only tool calls, a body ending inside an event ------------------------
+
+
+def test_check_prints_a_message_that_has_only_tool_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = [
+        START,
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        FINISH,
+    ]
+    body = tmp_path / "calls.jsonl"
+    body.write_bytes(b"\n".join(msgspec.json.encode(e) for e in events) + b"\n")
+    assert main(["check", str(body)]) == 0
+    assert "+1 tool call(s)" in capsys.readouterr().out
+
+
+def test_check_reads_a_body_ending_inside_an_event_as_truncated(tmp_path: Path) -> None:
+    frames = [b"data: " + msgspec.json.encode(e) + b"\n\n" for e in (START, FINISH)]
+    body = tmp_path / "cut.sse"
+    body.write_bytes(b"".join(frames) + b"data: " + msgspec.json.encode(START) + b"\n")
+    assert main(["check", "--json", str(body)]) == 1
