@@ -1,53 +1,20 @@
-"""What every interop test does: serve a framework's ASGI app on loopback, run a turn through
-``HttpAgent`` and through ``agui-msgspec run``, and describe what a user got.
+"""What every interop case does: run a turn through ``HttpAgent`` and through ``agui-msgspec
+run`` against a producer served on loopback, and describe what a user got.
 
-The frameworks are installed only in their own ``nox -s interop`` venv. There,
-``AGUI_INTEROP`` names the framework and its import must succeed; anywhere else (``nox -s
-tests``) its test module is skipped.
+The producers, their scenarios and what each sends differently are in ``test_producers``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
-import pytest
-from serving import serve
-
-import agui_msgspec
 from agui_msgspec import HttpAgent, ProtocolViolation, RunFailed
-
-
-def require(module: str, framework: str) -> ModuleType:
-    """Import ``module``; skip the test module unless this is ``framework``'s interop session."""
-    if os.environ.get("AGUI_INTEROP") == framework:
-        return importlib.import_module(module)
-    return pytest.importorskip(module, reason=f"{framework} is installed by `nox -s interop` only")
-
-
-def app_fixture(app_module: str) -> Any:
-    """A test module's ``base`` fixture: ``app_module.app()`` served once for the module's tests.
-
-    Assign it as ``base = app_fixture("<framework>_app")``; the app module is imported only when
-    a test asks for ``base``, after the module's ``require`` has checked the framework.
-    """
-
-    @pytest.fixture(scope="module", name="base")
-    def base() -> Iterator[str]:
-        with serve(importlib.import_module(app_module).app()) as url:
-            yield url
-
-    return base
-
 
 FRONTEND_TOOLS = [
     {
@@ -191,16 +158,6 @@ def first_turn(url: str, thread: str, text: str, **extra: Any) -> tuple[Turn, Tu
     return over_http, from_cli
 
 
-def no_pending_ids(turn: Turn, producer: str) -> None:
-    """The run stopped on a frontend call, and its outcome names no pendingToolCallIds."""
-    outcome = turn.runs[-1].outcome
-    if outcome is not None and outcome.pending_tool_call_ids:
-        pytest.fail(
-            f"{producer} now names pendingToolCallIds: update the README's Real producers and "
-            "this test"
-        )
-
-
 def answer_the_frontend_call(agent: HttpAgent, first: Turn) -> Turn:
     """The frontend-tool scenario's second run: the client sends its result for ``call-f``,
     and the producer must accept it and complete the run."""
@@ -217,22 +174,3 @@ def role_of(message: Any) -> str:
 
 def text_of(message: Any) -> Any:
     return message.get("content") if isinstance(message, dict) else message.content
-
-
-__all__ = [
-    "FRONTEND_TOOLS",
-    "Turn",
-    "agui_msgspec",
-    "answer_the_frontend_call",
-    "app_fixture",
-    "cli_turn",
-    "first_turn",
-    "http_turn",
-    "no_pending_ids",
-    "require",
-    "role_of",
-    "run_input",
-    "serve",
-    "text_of",
-    "user",
-]

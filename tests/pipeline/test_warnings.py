@@ -1,0 +1,146 @@
+"""The warnings a stream leaves: bounded in count and length, repeats collapsed within a run,
+and nothing a stream chose kept after it (memory measured with tracemalloc)."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from typing import Any
+
+import msgspec
+import pytest
+from measure import MiB
+
+from agui_msgspec import consume
+from agui_msgspec._pipeline.warnings import WarningLog
+
+
+def event(**fields: Any) -> bytes:
+    return msgspec.json.encode(fields)
+
+
+def in_run(*payloads: bytes) -> list[bytes]:
+    return [
+        event(type="RUN_STARTED", threadId="t", runId="r"),
+        *payloads,
+        event(type="RUN_FINISHED", threadId="t", runId="r"),
+    ]
+
+
+def test_nothing_a_stream_chose_is_kept_after_it() -> None:
+
+    def stream(name: str) -> list[bytes]:
+        return in_run(event(type="CUSTOM", name="c", value=1, **{name: 1}))
+
+    tracemalloc.start()
+    try:
+        consume(stream("warm-up"))
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(3):
+            result = consume(stream(str(n) * MiB))
+            assert result.violation is None
+            del result
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 64 * 1024
+
+
+def unknown_properties(count: int) -> list[bytes]:
+    return in_run(*(event(type="CUSTOM", name="c", value=1, **{f"x{n}": 1}) for n in range(count)))
+
+
+@pytest.mark.parametrize("keep_events", [True, False])
+def test_warnings_kept_are_bounded_then_counted(keep_events: bool) -> None:
+    seen: list[str] = []
+    result = consume(
+        unknown_properties(5000), keep_events=keep_events, on_warning=seen.append, max_warnings=100
+    )
+    assert result.violation is None
+    assert len(seen) == 5000  # the callback sees each
+    assert len(result.warnings) == 101
+    assert result.warnings[:100] == seen[:100]
+    assert result.warnings[100] == "4900 more warnings not kept (max_warnings=100)"
+
+
+def test_the_default_bound_on_warnings() -> None:
+    result = consume(unknown_properties(1500), keep_events=False)
+    assert len(result.warnings) == 1001
+    assert result.warnings[-1].startswith("500 more warnings not kept")
+
+
+def test_a_long_warning_is_cut() -> None:
+    name = "n" * MiB
+    seen: list[str] = []
+    result = consume(
+        in_run(event(type="CUSTOM", name="c", value=1, **{name: 1})), on_warning=seen.append
+    )
+    assert len(result.warnings) == 1
+    assert len(result.warnings[0]) == len(seen[0]) == 1000
+    assert result.warnings[0].startswith("event 1 /nnnn")
+
+
+def test_repeated_warnings_collapse_within_a_run() -> None:
+    thinking = [
+        event(type="THINKING_TEXT_MESSAGE_START"),
+        *(event(type="THINKING_TEXT_MESSAGE_CONTENT", delta="x") for _ in range(5000)),
+        event(type="THINKING_TEXT_MESSAGE_END"),
+    ]
+    seen: list[str] = []
+    result = consume(in_run(*thinking), on_warning=seen.append)
+    assert result.violation is None
+    assert len(seen) == 5002
+    assert result.warnings == [
+        "event 1: translated retired THINKING_TEXT_MESSAGE_START to REASONING_MESSAGE_START",
+        "event 2: translated retired THINKING_TEXT_MESSAGE_CONTENT to REASONING_MESSAGE_CONTENT"
+        " (5000 times in this run)",
+        "event 5002: translated retired THINKING_TEXT_MESSAGE_END to REASONING_MESSAGE_END",
+    ]
+
+
+def test_the_same_warning_in_another_run_is_kept_again() -> None:
+    start = event(type="THINKING_TEXT_MESSAGE_START")
+    end = event(type="THINKING_TEXT_MESSAGE_END")
+    body = [*in_run(start, end), *in_run(start, end)]
+    assert len(consume(body).warnings) == 4
+
+
+def test_a_warning_about_a_run_started_event_belongs_to_the_run_it_starts() -> None:
+    start = event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
+    finish = event(type="RUN_FINISHED", threadId="t", runId="r")
+    result = consume([start, finish, start, finish])
+    assert result.violation is None
+    assert result.warnings == [
+        "event 0 /vendorTrace: removed unrecognised property",
+        "event 2 /vendorTrace: removed unrecognised property",
+    ]
+
+
+def test_warnings_of_a_run_started_event_collapse_with_each_other_in_the_new_run() -> None:
+    log = WarningLog()
+    log.warn("event 0 /x: removed unrecognised property")  # run 1's RUN_STARTED, decoding
+    log.run_started(0, 1)
+    log.warn("event 5 /x: removed unrecognised property")
+    log.warn("event 9 /x: removed unrecognised property")  # run 2's RUN_STARTED, decoding
+    log.warn("event 9 /x: removed unrecognised property")
+    log.warn("event 9 /y: removed unrecognised property")
+    log.warn("event 9 /y: removed unrecognised property")
+    log.run_started(9, 2)
+    assert log.kept == [
+        "event 0 /x: removed unrecognised property (2 times in this run)",
+        "event 9 /y: removed unrecognised property (2 times in this run)",
+        "event 9 /x: removed unrecognised property (2 times in this run)",
+    ]
+
+
+def test_a_run_started_warning_repeated_within_its_run_still_collapses() -> None:
+    start = event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
+    custom = event(type="CUSTOM", name="c", value=1, vendorTrace="x")
+    finish = event(type="RUN_FINISHED", threadId="t", runId="r")
+    result = consume([start, custom, finish, start, custom, custom, finish])
+    assert result.warnings == [
+        "event 0 /vendorTrace: removed unrecognised property (2 times in this run)",
+        "event 3 /vendorTrace: removed unrecognised property (3 times in this run)",
+    ]

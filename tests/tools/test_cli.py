@@ -1,0 +1,526 @@
+"""``agui-msgspec check`` and ``run`` on real traffic: summaries, seeded input, closed pipes,
+every event type's substance, and memory that does not grow with the stream (issue 12, item 3;
+issue 14, item 11). Memory is measured with tracemalloc, never time."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from serving import serve_handler
+
+from agui_msgspec._tools.cli import main
+
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+MiB = 1024 * 1024
+
+
+def sse(*documents: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(d).encode() + b"\n\n" for d in documents)
+
+
+def long_body(events: int, value: str = "x") -> bytes:
+    """A run of ``events`` events in all: text, tool calls and custom events that assemble
+    little."""
+    middle: list[dict[str, Any]] = [
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hello"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    ]
+    custom = b"data: " + json.dumps({"type": "CUSTOM", "name": "tick", "value": value}).encode()
+    return b"".join(
+        [
+            sse(START, *middle),
+            (custom + b"\n\n") * (events - len(middle) - 2),
+            sse(FINISH),
+        ]
+    )
+
+
+def test_summary_of_a_100k_event_body_fits_a_screen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "long.sse"
+    body.write_bytes(long_body(100_000))
+    assert main(["check", "--summary", str(body)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) < 40
+    assert lines[0] == "ACCEPTED"
+    assert "events: 100000" in lines
+    assert "  CUSTOM 99995" in lines
+    assert "  TEXT_MESSAGE_CONTENT 1" in lines
+    assert "runs: 1, completed 1" in lines
+    assert "messages: 1, assistant 1" in lines
+    assert "warnings: 0" in lines
+
+
+def test_summary_of_a_rejected_stream_leads_with_the_violation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "bad.sse"
+    body.write_bytes(sse(START, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{"}))
+    assert main(["check", "--summary", str(body)]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("REJECTED [tool-call-not-open] event 1")
+
+
+def test_summary_as_json_counts_instead_of_listing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "long.sse"
+    body.write_bytes(long_body(1_000))
+    assert main(["check", "--summary", "--json", str(body)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "events" not in document
+    assert document["eventCount"] == 1_000
+    assert document["eventTypes"]["CUSTOM"] == 995
+
+
+def test_json_streams_the_events_and_stays_one_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "bad.sse"
+    body.write_bytes(sse(START, {"type": "TEXT_MESSAGE_END", "messageId": "nope"}))
+    assert main(["check", "--json", str(body)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [event["type"] for event in document["events"]] == ["RUN_STARTED"]
+    assert document["violation"]["rule"] == "text-message-not-open"
+    assert document["outcome"] == "failed"
+
+
+def test_input_seeds_the_history_a_snapshot_restates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user = {"id": "u1", "role": "user", "content": "What is 2+2?"}
+    answer = {"id": "a1", "role": "assistant", "content": "4"}
+    body = tmp_path / "snapshot.sse"
+    body.write_bytes(sse(START, {"type": "MESSAGES_SNAPSHOT", "messages": [user, answer]}, FINISH))
+    seed = tmp_path / "input.json"
+    seed.write_text(json.dumps({"threadId": "t", "runId": "r", "messages": [user]}))
+    assert main(["check", "--input", str(seed), str(body)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("[user] 'What is 2+2?'") < out.index("[assistant] '4'")
+    assert "messages: 2" in out
+
+
+def test_input_seeds_the_state_a_delta_patches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]}
+    body = tmp_path / "delta.sse"
+    body.write_bytes(sse(START, delta, FINISH))
+    seed = tmp_path / "input.json"
+    seed.write_text(json.dumps({"threadId": "t", "runId": "r", "messages": [], "state": {"n": 1}}))
+    assert main(["check", "--json", "--input", str(seed), str(body)]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == {"n": 2}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"{not json", "not JSON"),
+        (b'{"threadId": 5}', "not a RunAgentInput"),
+        (b"[" * 100_000, "nests too deeply"),
+    ],
+    ids=["not-json", "not-input", "too-deep"],
+)
+def test_an_unusable_input_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, says: str
+) -> None:
+    body = tmp_path / "plain.sse"
+    body.write_bytes(sse(START, FINISH))
+    seed = tmp_path / "input.json"
+    seed.write_bytes(content)
+    assert main(["check", "--input", str(seed), str(body)]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_missing_input_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "plain.sse"
+    body.write_bytes(sse(START, FINISH))
+    assert main(["check", "--input", str(tmp_path / "nowhere.json"), str(body)]) == 2
+    assert "nowhere.json" in capsys.readouterr().err
+
+
+# --- the timeline shows what every event carries -------------------------------------------
+
+
+def test_the_timeline_shows_the_substance_of_every_event_type(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events: list[dict[str, Any]] = [
+        START,
+        {"type": "RAW", "event": {"vendor": "acme", "n": 1}, "source": "acme-llm"},
+        {"type": "CUSTOM", "name": "progress", "value": {"done": 3, "of": 7}},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"city": "Paris"}},
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/zip", "value": "75001"}]},
+        {
+            "type": "ACTIVITY_SNAPSHOT",
+            "messageId": "a1",
+            "activityType": "plan",
+            "content": {"steps": ["look"]},
+        },
+        {
+            "type": "ACTIVITY_DELTA",
+            "messageId": "a1",
+            "activityType": "plan",
+            "patch": [{"op": "add", "path": "/steps/1", "value": "book"}],
+        },
+        {"type": "REASONING_START", "messageId": "r1"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rm1", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm1", "delta": "hmm"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm1"},
+        {
+            "type": "REASONING_ENCRYPTED_VALUE",
+            "subtype": "message",
+            "entityId": "rm1",
+            "encryptedValue": "opaque-blob-123",
+        },
+        {"type": "REASONING_END", "messageId": "r1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "search"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"q":"hotels"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "3 found"},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "u9", "role": "user", "content": "hi"}]},
+        {"type": "STEP_STARTED", "stepName": "plan"},
+        {"type": "STEP_FINISHED", "stepName": "plan"},
+        {**FINISH, "result": {"booked": True}},
+    ]
+    body = tmp_path / "all.sse"
+    body.write_bytes(sse(*events))
+    assert main(["check", str(body)]) == 0
+    out = capsys.readouterr().out
+    for shown in [
+        'RAW event={"vendor":"acme","n":1} source=\'acme-llm\'',
+        'CUSTOM name=progress value={"done":3,"of":7}',
+        'STATE_SNAPSHOT snapshot={"city":"Paris"}',
+        'STATE_DELTA delta=[{"op":"add","path":"/zip","value":"75001"}]',
+        'ACTIVITY_SNAPSHOT message_id=a1 activity_type=\'plan\' content={"steps":["look"]}',
+        'ACTIVITY_DELTA message_id=a1 activity_type=\'plan\' patch=[{"op":"add","path":"/steps/1","value":"book"}]',
+        "REASONING_MESSAGE_CONTENT message_id=rm1 delta='hmm'",
+        "REASONING_ENCRYPTED_VALUE subtype='message' entity_id='rm1' encrypted_value='opaque-blob-123'",
+        "TOOL_CALL_START tool_call_id=c1 tool_call_name='search'",
+        'TOOL_CALL_ARGS tool_call_id=c1 delta=\'{"q":"hotels"}\'',
+        "TOOL_CALL_RESULT message_id=t1 tool_call_id='c1' content='3 found'",
+        'MESSAGES_SNAPSHOT messages=[{"role":"user","id":"u9","content":"hi"}]',
+        "STEP_STARTED step_name=plan",
+        "RUN_FINISHED run_id=r thread_id='t' result={\"booked\":true}",
+    ]:
+        assert shown in out, shown
+
+
+def test_a_long_value_is_cut_in_the_timeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "long-value.sse"
+    body.write_bytes(sse(START, {"type": "CUSTOM", "name": "blob", "value": "z" * 5000}, FINISH))
+    assert main(["check", str(body)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "CUSTOM" in line]
+    assert len(line) < 300
+    assert "(+4800 chars)" in line
+
+
+# --- a closed pipe ------------------------------------------------------------------------
+
+
+def first_line_then_close(command: list[str]) -> tuple[str, int, str]:
+    """Run the CLI, read one line of its output, close the pipe (as ``| head -1`` does)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agui_msgspec._tools.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = process.stdout.readline().decode()
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    return first, process.wait(timeout=120), err
+
+
+@pytest.mark.parametrize(("verdict", "code"), [("accepted", 0), ("rejected", 1)])
+def test_check_into_a_closed_pipe_ends_quietly_with_the_verdict(
+    tmp_path: Path, verdict: str, code: int
+) -> None:
+    body = tmp_path / "long.sse"
+    content = long_body(50_000)
+    body.write_bytes(content if verdict == "accepted" else content[: -len(sse(FINISH))])
+    first, returned, err = first_line_then_close(["check", str(body)])
+    assert "RUN_STARTED" in first
+    assert err == ""
+    assert returned == code
+
+
+@contextlib.contextmanager
+def long_stream_server(events: int, value: str = "x") -> Iterator[str]:
+    body = long_body(events, value)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            # a conformant agent answers on the thread it was asked about (basic/run-input):
+            # the boundary events are rewritten, the rest is sent from the body uncopied
+            thread = {"threadId": request["threadId"]}
+            middle = memoryview(body)[len(sse(START)) : len(body) - len(sse(FINISH))]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(sse({**START, **thread}))
+                for start in range(0, len(middle), 64 * 1024):
+                    self.wfile.write(middle[start : start + 64 * 1024])
+                self.wfile.write(sse({**FINISH, **thread}))
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Handler) as url:
+        yield f"{url}/"
+
+
+def test_run_into_a_closed_pipe_ends_quietly_with_the_verdict() -> None:
+    with long_stream_server(20_000) as url:
+        first, returned, err = first_line_then_close(["run", url])
+    assert "RUN_STARTED" in first
+    assert err == ""
+    assert returned == 0
+
+
+# --- memory: the stream is not kept --------------------------------------------------------
+
+
+def test_check_keeps_no_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = tmp_path / "long.sse"
+    body.write_bytes(long_body(60_000, value="v" * 300))  # 21 MB of events that assemble nothing
+    assert body.stat().st_size > 20 * MiB
+    with open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "stdout", devnull)
+        tracemalloc.start()
+        try:
+            assert main(["check", str(body)]) == 0
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MiB  # a read chunk and its events, not the body or the event list
+
+
+def test_run_keeps_no_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    with long_stream_server(30_000, value="v" * 300) as url, open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "stdout", devnull)
+        tracemalloc.start()
+        try:
+            assert main(["run", url]) == 0
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 8 * MiB  # the 30,000 events (about 10 MB) are printed and dropped
+
+
+def test_check_reads_standard_input_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    content = long_body(10_000)
+
+    class Stdin:
+        buffer = io.BytesIO(content)
+
+    reads: list[int] = []
+    original = Stdin.buffer.read1
+
+    def read1(size: int = -1) -> bytes:
+        reads.append(size)
+        return original(size)
+
+    monkeypatch.setattr(Stdin.buffer, "read1", read1)
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    with open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "stdout", devnull)
+        assert main(["check", "--summary", "-"]) == 0
+    assert reads
+    assert all(0 < size <= MiB for size in reads)
+
+
+def test_check_from_a_pipe_tells_the_format_past_a_first_blank_read(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pipe's first read may hold only a keep-alive line end: the format is told from the
+    first byte past it, as consume_body tells it, not from that read alone."""
+    json_lines = (json.dumps(START) + "\n" + json.dumps(FINISH) + "\n").encode()
+    pieces = iter([b"\n", json_lines])
+
+    class Stdin:
+        buffer = io.BytesIO()
+
+    monkeypatch.setattr(Stdin.buffer, "read1", lambda size=-1: next(pieces, b""))
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    assert main(["check", "--summary", "-"]) == 0
+    assert "ACCEPTED" in capsys.readouterr().out
+
+
+def test_check_from_a_pipe_shows_each_event_as_it_arrives() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agui_msgspec._tools.cli", "check", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(sse(START))
+    process.stdin.flush()
+    assert "RUN_STARTED" in process.stdout.readline().decode()  # before the rest was written
+    process.stdin.write(sse(FINISH))
+    process.stdin.close()
+    assert "RUN_FINISHED" in process.stdout.readline().decode()
+    process.stdout.read()
+    assert process.wait(timeout=60) == 0
+
+
+# --- text from a stream is inert on a terminal -----------------------------------------------
+
+HOSTILE = "\x1b]0;owned\x07\x1b]52;c;cGF3bmVk\x07\r\nACCEPTED\u202e"
+
+
+def hostile_body() -> bytes:
+    """A rejected stream whose ids, names and text carry escape sequences, CR and LF."""
+    return sse(
+        {"type": "RUN_STARTED", "threadId": HOSTILE, "runId": HOSTILE},
+        {"type": "TEXT_MESSAGE_START", "messageId": HOSTILE},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": HOSTILE, "delta": HOSTILE},
+        {"type": "TEXT_MESSAGE_END", "messageId": HOSTILE},
+        {"type": "STEP_FINISHED", "stepName": HOSTILE},  # never started: rejected
+    )
+
+
+def assert_inert(output: str) -> None:
+    assert not any(ch in output for ch in "\x1b\x07\r\u202e")
+    assert "ACCEPTED" not in output.splitlines()
+    assert "\\x1b]0;owned" in output  # shown, escaped
+
+
+@pytest.mark.parametrize("options", [[], ["--summary"]])
+def test_check_shows_control_characters_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    body = tmp_path / "hostile.sse"
+    body.write_bytes(hostile_body())
+    assert main(["check", *options, str(body)]) == 1
+    assert_inert(capsys.readouterr().out)
+
+
+def test_check_json_stays_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = tmp_path / "hostile.sse"
+    body.write_bytes(hostile_body())
+    assert main(["check", "--json", str(body)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["events"][0]["threadId"] == HOSTILE
+
+
+def test_run_shows_control_characters_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    body = hostile_body()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Handler) as url:
+        assert main(["run", f"{url}/"]) == 1
+    captured = capsys.readouterr()
+    assert_inert(captured.out + captured.err)
+
+
+def test_an_error_message_from_the_server_is_shown_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(HOSTILE.encode())
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Handler) as url:
+        assert main(["run", f"{url}/"]) == 1
+    captured = capsys.readouterr()
+    assert not any(ch in captured.err for ch in "\x1b\x07\r\u202e")
+
+
+def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(sse({**START, "threadId": request["threadId"]}))
+                self.wfile.flush()
+                for _ in range(600):  # a run that does not end by itself
+                    time.sleep(0.1)
+                    self.wfile.write(b": keepalive\n\n")
+                    self.wfile.flush()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serve_handler(Trickle) as url:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agui_msgspec", "run", f"{url}/"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        assert "RUN_STARTED" in process.stdout.readline().decode()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in err.decode()
+
+
+# --- check: a message with only tool calls, a body ending inside an event ------------------------
+
+
+def test_check_prints_a_message_that_has_only_tool_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = [
+        START,
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        FINISH,
+    ]
+    body = tmp_path / "calls.jsonl"
+    body.write_bytes(b"\n".join(msgspec.json.encode(e) for e in events) + b"\n")
+    assert main(["check", str(body)]) == 0
+    assert "+1 tool call(s)" in capsys.readouterr().out
+
+
+def test_check_reads_a_body_ending_inside_an_event_as_truncated(tmp_path: Path) -> None:
+    frames = [b"data: " + msgspec.json.encode(e) + b"\n\n" for e in (START, FINISH)]
+    body = tmp_path / "cut.sse"
+    body.write_bytes(b"".join(frames) + b"data: " + msgspec.json.encode(START) + b"\n")
+    assert main(["check", "--json", str(body)]) == 1
