@@ -284,43 +284,6 @@ def malformed_binary_stripped(d: Disagreement) -> bool:
     return False
 
 
-def _own_id_thinking(d: Disagreement, upto: int | None) -> bool:
-    return any(
-        isinstance(e, dict)
-        and e.get("type") == "THINKING_START"
-        and isinstance(e.get("messageId"), str)
-        for e in d.case.stream[: (upto or 0) + 1]
-    )
-
-
-def thinking_start_own_id(d: Disagreement) -> bool:
-    """Issue 13 item 5: THINKING_START carrying its own messageId; ours opened the span under
-    that id and closes it under a minted one, so its THINKING_END names no open span."""
-    index = _ours_alone_first(d)
-    event = d.event(index)
-    return (
-        d.ours.detail == "reasoning-not-open"
-        and isinstance(event, dict)
-        and event.get("type") == "THINKING_END"
-        and _own_id_thinking(d, index)
-    )
-
-
-def thinking_start_own_id_kept(d: Disagreement) -> bool:
-    """THINKING_START carrying its own messageId: ours keeps it (so a span reopened under it is
-    already open, and a REASONING_END naming it closes it), the client mints a fresh id for
-    every THINKING_START."""
-    if thinking_start_own_id(d):
-        return False
-    first = d.first_rejection()
-    if first is None:
-        return False
-    side, index = first
-    if side != "ref" and d.ours.detail.startswith("reasoning-"):
-        return _own_id_thinking(d, index)
-    return side == "ref" and "reasoning span" in d.ref.detail and _own_id_thinking(d, index)
-
-
 def _untagged(value: Any) -> bool:
     """Some object inside lacks a string union tag (missing, null, a number...)."""
     return any(
@@ -705,18 +668,6 @@ CATEGORIES: list[Category] = [
         test=malformed_binary_stripped,
     ),
     Category(
-        name="thinking-start-own-message-id",
-        favours=FAVOURS_REFERENCE,
-        page="basic/versioning",
-        sentence=(
-            "A consumer SHOULD translate a retired shape into its replacement rather than drop "
-            "it. [...] A downgrade selected by version MUST be a pure transformation of the "
-            "stream. It MUST NOT change the run's outcome, alter identifiers, or reorder events."
-        ),
-        explains=ALL,
-        test=thinking_start_own_id,
-    ),
-    Category(
         name="malformed-union-tag-stripped",
         favours=FAVOURS_US,
         page="basic/processing",
@@ -803,18 +754,6 @@ CATEGORIES: list[Category] = [
         ),
         explains=frozenset({"messages"}),
         test=empty_content_on_reopen,
-    ),
-    Category(
-        name="retired-thinking-start-own-id-kept",
-        favours=SILENT,
-        page="basic/versioning, events/reasoning",
-        sentence=(
-            "A consumer SHOULD translate a retired shape into its replacement [...] (whether "
-            "the translation keeps an old producer's THINKING_START id, so that a second "
-            "THINKING_START under it reopens an open span, is not stated)"
-        ),
-        explains=ALL,
-        test=thinking_start_own_id_kept,
     ),
     Category(
         name="retired-null-translated",

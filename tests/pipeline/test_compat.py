@@ -711,30 +711,37 @@ def test_binary_part_keeps_its_unrecognised_members_for_enforcement_to_strip() -
     assert "event 1 /messages/0/content/0/xVendor: removed unrecognised property" in result.warnings
 
 
-# --- THINKING_* translation keeps the producer's ids and mints ids unique per run ----------------
+# --- THINKING_* translation mints ids unique per run; a foreign messageId is stripped --------
 
 
-def test_thinking_start_with_its_own_message_id_closes_under_it() -> None:
+def test_a_retired_thinking_event_s_own_message_id_is_stripped_and_ids_are_minted() -> None:
     result = completed(
         consumed(
             START,
             {"type": "THINKING_START", "messageId": "span-7"},
             {"type": "THINKING_TEXT_MESSAGE_START", "messageId": "th-7"},
-            {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "hm"},
+            {"type": "THINKING_TEXT_MESSAGE_CONTENT", "messageId": "elsewhere", "delta": "hm"},
             {"type": "THINKING_TEXT_MESSAGE_END"},
-            {"type": "THINKING_END"},
+            {"type": "THINKING_END", "messageId": "span-8"},
             FINISH,
         )
     )
     delivered = [msgspec.to_builtins(e) for e in result.events]
-    assert [e.get("messageId") for e in delivered[1:6]] == [
-        "span-7",
-        "th-7",
-        "th-7",
-        "th-7",
-        "span-7",
-    ]
-    assert as_dicts(result.messages) == [{"id": "th-7", "role": "reasoning", "content": "hm"}]
+    span, message = delivered[1]["messageId"], delivered[2]["messageId"]
+    assert span.startswith("thinking-")
+    assert message.startswith("thinking-")
+    assert [e.get("messageId") for e in delivered[1:6]] == [span, message, message, message, span]
+    assert as_dicts(result.messages) == [{"id": message, "role": "reasoning", "content": "hm"}]
+    for index, retired in [
+        (1, "THINKING_START"),
+        (2, "THINKING_TEXT_MESSAGE_START"),
+        (3, "THINKING_TEXT_MESSAGE_CONTENT"),
+        (5, "THINKING_END"),
+    ]:
+        assert (
+            f"event {index} /messageId: removed unrecognised property (the retired {retired} has none)"
+            in result.warnings
+        )
 
 
 THINKING_THOUGHT = [

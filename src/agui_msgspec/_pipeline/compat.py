@@ -159,17 +159,27 @@ class Compatibility:
 
     def _thinking(self, document: dict[str, Any], retired: str, index: int) -> dict[str, Any]:
         current, id_kind = _THINKING[retired]
-        translated = {key: value for key, value in document.items() if key not in _THINKING_DROPS}
+        # The retired shapes carry no messageId: one there is the producer's own material,
+        # stripped as any unrecognised property is, so the events pair by the ids minted here.
+        if "messageId" in document:
+            self._warn(
+                f"event {index} /messageId: removed unrecognised property "
+                f"(the retired {retired} has none)"
+            )
+        translated = {
+            key: value
+            for key, value in document.items()
+            if key not in _THINKING_DROPS and key != "messageId"
+        }
         translated["type"] = current
-        own_id = document.get("messageId")
         # Minted ids carry the run's id, so no two runs of a thread mint the same one.
         if retired == "THINKING_START":
             self._thinking_spans += 1
-            self._span_id = own_id or f"thinking-{self.run_id}-{self._thinking_spans}"
+            self._span_id = f"thinking-{self.run_id}-{self._thinking_spans}"
         elif retired == "THINKING_TEXT_MESSAGE_START":
-            self._message_id = own_id or f"thinking-{self.run_id}-message-{index}"
+            self._message_id = f"thinking-{self.run_id}-message-{index}"
         item_id = self._span_id if id_kind == "span" else self._message_id
-        translated.setdefault("messageId", item_id or f"thinking-{self.run_id}-{index}")
+        translated["messageId"] = item_id or f"thinking-{self.run_id}-{index}"
         if current == "REASONING_MESSAGE_START":
             translated["role"] = "reasoning"
         lost = [f"{key} {document[key]!r}" for key in _THINKING_DROPS if key in document]
