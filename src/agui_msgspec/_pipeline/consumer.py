@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._errors import MalformedEvent, ProtocolViolation
+from agui_msgspec._errors import MalformedEvent, ProtocolViolation, too_deep
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility
 from agui_msgspec._pipeline.enforce import Enforcer, Payload, decode_document, encode_document
 from agui_msgspec._pipeline.expand import Expander
@@ -66,10 +66,6 @@ _SNIFF_LIMIT = 4096
 _BATCH_SIZE = 1024
 # Bytes of a whole body framed at once: a network read's worth.
 _BODY_SLICE = 64 * 1024
-
-
-def _too_deep(index: int) -> MalformedEvent:
-    return MalformedEvent("too-deep", "the event nests too deeply", index=index)
 
 
 class Consumer:
@@ -251,7 +247,7 @@ class Consumer:
             self._violation = violation
             raise
         except RecursionError:
-            self._violation = _too_deep(index)
+            self._violation = too_deep(index)
             raise self._violation from None
         finally:
             self._index = max(self._index, index + 1)
@@ -300,7 +296,7 @@ class Consumer:
                 else:
                     event = decode(payload, index)
             except RecursionError:
-                raise _too_deep(index) from None
+                raise too_deep(index) from None
             yield event
             index += 1
 

@@ -18,8 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
-from agui_msgspec._pipeline.consumer import _too_deep
+from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError, too_deep
 from agui_msgspec._pipeline.enforce import Enforcer, OfficialModel, encode_document
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
@@ -117,7 +116,7 @@ class StrictWriter:
             self._violation = violation
             raise
         except RecursionError:
-            self._violation = _too_deep(index)
+            self._violation = too_deep(index)
             raise self._violation from None
         return frame
 
