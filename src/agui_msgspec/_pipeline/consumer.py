@@ -121,7 +121,7 @@ class Consumer:
         self.bindings = bindings_for(version)
         self._warnings = WarningLog(max_warnings, on_warning)
         self.warnings: list[str] = self._warnings.kept
-        warn = self._warn = self._warnings.warn
+        warn = self._warnings.warn
         self._compat = Compatibility(warn, peer_version)
         self._middleware = tuple(middleware)
         # With middleware or an era shim, every event is a document that the boundary sees
@@ -355,18 +355,6 @@ class Consumer:
             self._index = max(self._index, index + 1)
             self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
 
-    def _feed_batches(
-        self, batches: Iterable[Sequence[Payload]], delivered: list[msgspec.Struct] | None
-    ) -> None:
-        """``_feed_many`` on each batch; a violation met while making the next batch (a
-        reader's) rejects the stream as well."""
-        try:
-            for batch in batches:
-                self._feed_many(batch, delivered)
-        except ProtocolViolation as violation:
-            self._violation = violation
-            raise
-
     def _batches(
         self, payloads: Iterable[Payload]
     ) -> Iterable[tuple[Iterable[Payload], list[msgspec.Struct] | None]]:
@@ -585,39 +573,6 @@ def _slices(body: bytes | bytearray | memoryview) -> Iterator[bytes]:
     whole = body if isinstance(body, bytes) else bytes(body)
     for start in range(0, len(whole), _BODY_SLICE):
         yield whole[start : start + _BODY_SLICE]
-
-
-def body_head(chunks: Iterator[bytes]) -> bytes:
-    """The first chunks of a body, joined: enough to tell its format (one byte past a BOM and
-    whitespace, or ``_SNIFF_LIMIT`` bytes, or the whole body if it ends first)."""
-    head = b""
-    for chunk in chunks:
-        head += chunk
-        if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
-            break
-    return head
-
-
-def protobuf_reader(
-    consumer: Consumer, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
-) -> ProtobufReader:
-    """A protobuf reader for ``consumer``: its warnings join the consumer's where a body
-    read byte by byte would say them, whatever the chunking."""
-    start = consumer._index
-    return ProtobufReader(
-        max_event_size,
-        consumer.bindings,
-        on_warning_before=lambda index, message: consumer._warn_before(start + index, message),
-    )
-
-
-def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:
-    """The reader for a body that starts with ``head``: protobuf frames if its first byte is
-    NUL (a frame length's high byte; a text body never starts with NUL), JSON lines if it
-    starts with ``{``, else SSE. A protobuf reader's warnings join the consumer's."""
-    if head[:1] == b"\x00":
-        return protobuf_reader(consumer)
-    return SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
 
 
 def _told_format(head: bytes) -> BodyFormat | None:
