@@ -44,7 +44,8 @@ import time
 import traceback
 import types
 import zlib
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -56,6 +57,7 @@ from hypothesis import strategies as st
 
 from agui_msgspec import (
     Consumer,
+    ProtobufReader,
     ProtocolViolation,
     UsageError,
     consume,
@@ -63,7 +65,6 @@ from agui_msgspec import (
     proto_frame,
     v1_1,
 )
-from agui_msgspec._pipeline.consumer import protobuf_reader
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -285,11 +286,13 @@ def _dictionary_file(folder: Path) -> Path:
 # --- the target ----------------------------------------------------------------------------
 
 
-def _reader(body: bytes, max_event_size: int | None, consumer: Consumer) -> PayloadReader:
-    """The reader consume_body picks for ``body``."""
+def _reader(
+    body: bytes, max_event_size: int | None, warn_before: Callable[[int, str], None]
+) -> PayloadReader:
+    """The reader consume_body picks for ``body``; a protobuf one's warnings go to ``warn_before``."""
     size = {} if max_event_size is None else {"max_event_size": max_event_size}
     if body[:1] == b"\x00":  # a protobuf frame's length
-        return protobuf_reader(consumer, **size)
+        return ProtobufReader(**size, on_warning_before=warn_before)
     return SSEReader(**size) if sniff_format(body) == "sse" else JSONLinesReader(**size)
 
 
@@ -300,20 +303,34 @@ def pipeline(
     max_event_size: int | None = None,
     max_open_items: int | None = None,
 ) -> Verdict:
-    """Reader + Consumer over ``chunks`` (which join to ``body``): the verdict and the result.
+    """Reader + Consumer over ``chunks`` (which join to ``body``), payload by payload: the
+    verdict and the result.
 
     Raises whatever the pipeline raises that is not a ProtocolViolation: that is a crash.
     """
     consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
-    reader = _reader(body, max_event_size, consumer)
+    # A dropped protobuf frame's warning, said once the payloads before it are taken, as
+    # Consumer.receive says it (never, if one of them is rejected).
+    pending: deque[tuple[int, str]] = deque()
+    reader = _reader(body, max_event_size, lambda index, message: pending.append((index, message)))
+
     events: list[object] = []
+
+    def say_pending() -> None:
+        while pending and pending[0][0] <= consumer.event_index:
+            consumer.warn(pending.popleft()[1])
+
+    def take(payloads: list[bytes]) -> None:
+        for payload in payloads:
+            say_pending()
+            events.extend(consumer.feed(payload))
+        say_pending()
+
     violation: ProtocolViolation | None = None
     try:
         for chunk in chunks:
-            for payload in reader.feed(chunk):
-                events += consumer.feed(payload)
-        for payload in reader.close():
-            events += consumer.feed(payload)
+            take(reader.feed(chunk))
+        take(reader.close())
         consumer.close(inside_event=reader.discarded_partial)
     except ProtocolViolation as exc:
         violation = exc

@@ -78,6 +78,11 @@ class MalformedEvent(ProtocolViolation):
     """A payload is not JSON, not an event object, or a known field has a value the schema rejects."""
 
 
+def too_deep(index: int) -> MalformedEvent:
+    """Event ``index`` nests deeper than the decoder (or the interpreter's stack) goes."""
+    return MalformedEvent("too-deep", "the event nests too deeply", index=index)
+
+
 class LifecycleViolation(ProtocolViolation):
     """An event arrived where the run lifecycle does not allow it."""
 

@@ -338,6 +338,14 @@ def test_a_violation_mid_stream_raises_after_everything_before_it() -> None:
     assert seen.result_raised is seen.raised
 
 
+def test_the_violation_iteration_raises_carries_none_of_the_events_it_yielded() -> None:
+    orphan = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "nope", "delta": "x"}
+    seen = outcome_of(agent_for(replying(sse(*ANSWER[:3], orphan))))  # one chunk, one batch
+    assert len(seen.delivered) == 3
+    assert seen.raised is not None
+    assert seen.raised.delivered == []  # delivered once, by the iteration
+
+
 def test_a_violation_inside_an_expanded_chunk_keeps_the_events_before_it() -> None:
     # The last chunk expands to END m1 (its predecessor closes), which passes, then
     # START m2, which breaks a rule: m2 is open in a subagent's lane.

@@ -1,6 +1,7 @@
-"""The consumer: ``consume_body`` reading a response body, whole or in chunks, through the
-reader it looks like; the shortcuts (repeated deltas, batches) that change nothing a user can
-see; and the memory a consumer and a whole body cost."""
+"""The consumer: ``consume_body`` and ``Consumer.receive`` reading a response body, whole or
+in chunks, through the reader its media type names or its first bytes look like; the shortcuts
+(repeated deltas, batches) that change nothing a user can see; and the memory a consumer and a
+whole body cost."""
 
 from __future__ import annotations
 
@@ -17,8 +18,17 @@ from measure import MiB, peak_bytes
 from strategies import valid_streams
 
 import agui_msgspec as agui
-from agui_msgspec import Consumer, ProtocolViolation, consume, consume_body
-from agui_msgspec._pipeline.lifecycle import Lifecycle
+from agui_msgspec import (
+    Consumer,
+    MalformedEvent,
+    ProtocolViolation,
+    TransportError,
+    UsageError,
+    consume,
+    consume_body,
+    proto_frame,
+)
+from agui_msgspec._pipeline.lifecycle import Lifecycle, StreamState
 
 EVENTS: list[dict[str, Any]] = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
@@ -30,6 +40,7 @@ EVENTS: list[dict[str, Any]] = [
 PAYLOADS = [msgspec.json.encode(event) for event in EVENTS]
 SSE = b"".join(b"data: " + payload + b"\n\n" for payload in PAYLOADS)
 JSONL = b"".join(payload + b"\n" for payload in PAYLOADS)
+PROTOBUF = b"".join(proto_frame(event) for event in EVENTS)
 
 
 def summary(result: Any) -> tuple[Any, ...]:
@@ -566,3 +577,130 @@ def test_a_whole_body_of_short_lines_is_framed_in_bounded_memory() -> None:
     assert result.violation is None
     # Split at once, the lines of 8 MB took ~100 MB; in 64 KiB slices, a slice's worth.
     assert peak < 4 * MiB
+
+
+def received(consumer: Consumer, chunks: list[bytes]) -> list[msgspec.Struct]:
+    """What ``receive`` then ``close`` deliver, and what a violation carries."""
+    delivered: list[msgspec.Struct] = []
+    try:
+        for chunk in chunks:
+            delivered += consumer.receive(chunk)
+        delivered += consumer.close()
+    except ProtocolViolation as violation:
+        delivered += violation.delivered  # type: ignore[arg-type]
+    return delivered
+
+
+@pytest.mark.parametrize("body", [SSE, JSONL, PROTOBUF], ids=["sse", "jsonl", "protobuf"])
+def test_receive_byte_by_byte_delivers_what_consume_body_does(body: bytes) -> None:
+    consumer = Consumer()
+    events = received(consumer, [body[i : i + 1] for i in range(len(body))])
+    assert consumer.violation is None
+    assert consumer.stream_state is StreamState.CLOSED
+    assert msgspec.to_builtins(events) == msgspec.to_builtins(consume_body(body).events)
+
+
+def test_close_delivers_the_last_json_line_without_a_line_end() -> None:
+    consumer = Consumer()
+    events = consumer.receive(JSONL.rstrip(b"\n"))
+    assert [event.type for event in events] == [event["type"] for event in EVENTS[:-1]]
+    assert [event.type for event in consumer.close()] == ["RUN_FINISHED"]
+
+
+def test_a_body_cut_inside_an_event_is_truncated_at_close() -> None:
+    consumer = Consumer()
+    assert len(consumer.receive(SSE + b"data: {")) == len(EVENTS)
+    with pytest.raises(ProtocolViolation) as caught:
+        consumer.close()
+    assert (caught.value.rule, caught.value.index) == ("truncated", None)
+    assert consumer.violation is caught.value
+    assert [run.status for run in consumer.runs] == ["completed"]
+
+
+def test_a_protobuf_body_cut_inside_a_frame_is_truncated_at_close() -> None:
+    consumer = Consumer()
+    assert len(consumer.receive(PROTOBUF + PROTOBUF[:3])) == len(EVENTS)  # the run ended
+    with pytest.raises(ProtocolViolation, match="inside an event") as caught:
+        consumer.close()
+    assert caught.value.rule == "truncated"
+
+
+def test_receive_after_a_violation_raises_it_again_with_what_passed_before_it() -> None:
+    orphan = b'data: {"type":"TEXT_MESSAGE_END","messageId":"nobody"}\n\n'
+    consumer = Consumer()
+    with pytest.raises(ProtocolViolation) as caught:
+        consumer.receive(b"data: " + PAYLOADS[0] + b"\n\n" + orphan)
+    assert (caught.value.rule, caught.value.index) == ("text-message-not-open", 1)
+    assert [event.type for event in caught.value.delivered] == ["RUN_STARTED"]  # type: ignore[attr-defined]
+    assert consumer.event_index == 2
+    for later in (lambda: consumer.receive(SSE), consumer.close):
+        with pytest.raises(ProtocolViolation) as again:
+            later()
+        assert again.value is caught.value
+
+
+def test_a_reader_error_rejects_the_stream() -> None:
+    consumer = Consumer(max_event_size=8)
+    with pytest.raises(TransportError) as caught:
+        consumer.receive(SSE)
+    assert caught.value.rule == "event-too-large"
+    assert consumer.violation is caught.value
+
+
+def test_the_media_type_is_chosen_over_the_first_bytes() -> None:
+    as_sse = Consumer()
+    as_sse.set_media_type("Text/Event-Stream; charset=utf-8")
+    assert received(as_sse, [JSONL]) == []  # JSON lines read as SSE: fields it ignores
+    assert as_sse.violation is not None
+    assert as_sse.violation.rule == "truncated"
+    as_json_lines = Consumer()
+    as_json_lines.set_media_type("application/x-ndjson")
+    events = received(as_json_lines, [b"\n", JSONL])  # a blank start is no SSE either
+    assert len(events) == len(EVENTS)
+    assert as_json_lines.violation is None
+
+
+def test_a_media_type_without_a_reader_or_named_too_late_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="no reader for media type 'application/json'"):
+        Consumer().set_media_type("application/json")
+    started = Consumer()
+    started.receive(b"\n")  # blank: the format is not told yet, but the body has begun
+    with pytest.raises(UsageError, match="before receive"):
+        started.set_media_type("text/event-stream")
+    with pytest.raises(UsageError, match="max_event_size"):
+        Consumer(max_event_size=0)
+
+
+def test_a_protobuf_body_is_told_by_its_first_nul_byte_and_malformed_frames_rejected() -> None:
+    consumer = Consumer()
+    assert len(consumer.receive(PROTOBUF)) == len(EVENTS)
+    with pytest.raises(TransportError) as caught:
+        consumer.receive(b"\x00\x00\x00\x02\xff\xff")
+    assert (caught.value.rule, caught.value.index) == ("malformed-frame", len(EVENTS))
+
+
+def test_event_index_counts_the_payloads_taken_dropped_ones_too() -> None:
+    unknown = b'data: {"type":"FROM_THE_FUTURE"}\n\n'
+    consumer = Consumer()
+    assert (consumer.event_index, consumer.stream_state) == (0, StreamState.IDLE)
+    assert len(consumer.receive(b"data: " + PAYLOADS[0] + b"\n\n" + unknown)) == 1
+    assert (consumer.event_index, consumer.stream_state) == (2, StreamState.ACTIVE)
+
+
+def test_warn_joins_the_stream_warnings_in_order_and_the_callback() -> None:
+    seen: list[str] = []
+    consumer = Consumer(on_warning=seen.append)
+    consumer.warn("the transport said something")
+    consumer.receive(b'data: {"type":"FROM_THE_FUTURE"}\n\n')
+    assert seen == consumer.warnings
+    assert consumer.warnings[0] == "the transport said something"
+    assert "FROM_THE_FUTURE" in consumer.warnings[1]
+
+
+def test_too_deep_an_event_through_receive_is_malformed_not_a_recursion_error() -> None:
+    deep = b'{"type":"STATE_SNAPSHOT","snapshot":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    consumer = Consumer()
+    consumer.receive(b"data: " + PAYLOADS[0] + b"\n\n")
+    with pytest.raises(MalformedEvent) as caught:
+        consumer.receive(b"data: " + deep + b"\n\n")
+    assert (caught.value.rule, caught.value.index) == ("too-deep", 1)

@@ -49,7 +49,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
@@ -62,17 +62,12 @@ from agui_msgspec._errors import (
 )
 from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.compat import read_peer_version
-from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
+from agui_msgspec._pipeline.consumer import Consumer
 from agui_msgspec._pipeline.input import prepare_input
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE
-from agui_msgspec._wire.text import (
-    DEFAULT_MAX_EVENT_SIZE,
-    SSE_MEDIA_TYPE,
-    PayloadReader,
-    SSEReader,
-)
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE
 
 if TYPE_CHECKING:
     import httpx
@@ -232,10 +227,10 @@ class RunStream:
             on_warning=agent.on_warning,
             input=prepared,
             peer_version=agent.peer_version,
+            max_event_size=agent.max_event_size,
         )
         for message in early:
-            self._consumer._warn(message)
-        self._reader: PayloadReader = SSEReader(agent.max_event_size)  # or protobuf, by the reply
+            self._consumer.warn(message)
         self._inflater: _Inflater | None = None
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
@@ -344,8 +339,7 @@ class RunStream:
                 response.headers.get_list("content-encoding", split_commas=True)
             )
             if response.is_success and media_type.lower() in (SSE_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE):
-                if media_type.lower() == PROTOBUF_MEDIA_TYPE:
-                    self._reader = protobuf_reader(self._consumer, agent.max_event_size)
+                self._consumer.set_media_type(media_type)
                 if coding is not None:
                     self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
@@ -377,7 +371,7 @@ class RunStream:
 
         await self._open()
         assert self._response is not None  # _open either sets it or raises
-        consumer, reader, inflater = self._consumer, self._reader, self._inflater
+        consumer, inflater = self._consumer, self._inflater
         dropped: TransportError | None = None
         try:
             try:
@@ -393,20 +387,23 @@ class RunStream:
                         break
                     pieces = (chunk,) if inflater is None else inflater.feed(chunk)
                     for piece in pieces:
-                        delivered: list[msgspec.Struct] = []
                         failure: ProtocolViolation | None = None
                         try:
-                            # One batch per piece; it keeps what passed before a violation.
-                            consumer._feed_many(reader.feed(piece), delivered)
+                            delivered = consumer.receive(piece)
                         except ProtocolViolation as violation:
                             failure = violation
+                            # what passed before it is delivered here, by the iteration: not twice
+                            delivered = cast("list[msgspec.Struct]", violation.delivered)
+                            violation.delivered = []
                         for event in delivered:
                             yield event
                         if failure is not None:
                             raise failure
                 if inflater is not None and not inflater.complete:
                     dropped = TransportError(
-                        "cut", "the compressed body ended before its end", index=consumer._index
+                        "cut",
+                        "the compressed body ended before its end",
+                        index=consumer.event_index,
                     )
             # The transport failed: that is the end of the body, and maybe of a run.
             except httpx.HTTPError as exc:
@@ -414,11 +411,12 @@ class RunStream:
                 dropped.__cause__ = exc
             except zlib.error as exc:
                 dropped = TransportError(
-                    "decode", f"the compressed body does not inflate ({exc})", index=consumer._index
+                    "decode",
+                    f"the compressed body does not inflate ({exc})",
+                    index=consumer.event_index,
                 )
             except _DeadlinePassed:
                 dropped = self._deadline_error(consumer)
-            reader.close()
             self._close_stream(dropped)
             self._ended = True
             self._remember_interrupts()
@@ -466,7 +464,7 @@ class RunStream:
             "deadline",
             f"the run took longer than the deadline ({self._agent.deadline} s: "
             "HttpAgent(deadline=...), agui-msgspec run --deadline)",
-            index=None if consumer is None else consumer._index,
+            index=None if consumer is None else consumer.event_index,
         )
 
     def _transport_error(self, exc: Exception, consumer: Consumer | None) -> TransportError:
@@ -475,7 +473,7 @@ class RunStream:
 
         timeout = self._agent.timeout
         setting = f"timeout={timeout} s: HttpAgent(timeout=...), agui-msgspec run --timeout"
-        index = None if consumer is None else consumer._index
+        index = None if consumer is None else consumer.event_index
         if isinstance(exc, httpx.ConnectTimeout):
             rule, detail = "connect", f"no connection to {self._agent.url} within {setting}"
         elif isinstance(exc, httpx.TimeoutException):
@@ -501,15 +499,15 @@ class RunStream:
         """End the consumer; a transport failure with a run (or an event) open is that failure,
         the run left ``truncated``; after the last run ended it is only a warning."""
         try:
-            self._consumer.close(inside_event=self._reader.discarded_partial)
+            self._consumer.close()  # the end of an SSE or protobuf body completes no event
         except ProtocolViolation as violation:
-            if dropped is None:
+            if dropped is None or violation.rule != "truncated":  # the reader's own error wins
                 raise
             dropped.detail += f"; {violation.detail}"
             dropped.args = (str(dropped),)
             raise dropped from dropped.__cause__
         if dropped is not None:
-            self._consumer._warn(f"the transport failed after the last run ended: {dropped}")
+            self._consumer.warn(f"the transport failed after the last run ended: {dropped}")
 
 
 def _content_coding(codings: list[str]) -> str | None:

@@ -1,10 +1,10 @@
 """The consumer: every stage of the pipeline in the specification's order.
 
-``Consumer`` is sans-IO and incremental (h11 style): feed it a payload, or the
-payloads a reader made of one chunk, and it returns the typed events to deliver, or
-raises the :class:`ProtocolViolation` that rejects the stream. ``consume`` runs a whole
-stream and reports instead of raising; ``consume_body`` does the same for a response
-body, through the transport reader it looks like.
+``Consumer`` is sans-IO and incremental (h11 style): give it the bytes of a response
+body as they arrive (``receive``), or payloads a reader of your own framed (``feed``,
+``feed_many``), and it returns the typed events to deliver, or raises the
+:class:`ProtocolViolation` that rejects the stream. ``consume`` runs a whole stream of
+payloads and reports instead of raising; ``consume_body`` does the same for a body.
 """
 
 from __future__ import annotations
@@ -20,28 +20,29 @@ import msgspec
 from msgspec import UNSET
 
 from agui_msgspec._documents import Payload, decode_document, encode_document
-from agui_msgspec._errors import MalformedEvent, ProtocolViolation
+from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError, too_deep
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.input import typed_input
-from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run
+from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run, StreamState
 from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import (
     LATEST_VERSION,
+    Bindings,
     VersionLike,
     bindings_for,
     producer_version_notice,
 )
-from agui_msgspec._wire.protobuf.codec import ProtobufReader
+from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, ProtobufReader
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
+    SSE_MEDIA_TYPE,
     JSONLinesReader,
     PayloadReader,
     SSEReader,
-    iter_batches,
     sniff_format,
 )
 
@@ -64,6 +65,24 @@ class _Repeat(NamedTuple):
 
 
 _NO_REPEAT = _Repeat(None, "", None, None, None)
+
+BodyFormat = Literal["sse", "jsonl", "protobuf"]
+ReaderFactory = Callable[[int, Bindings, Callable[[int, str], None]], PayloadReader]
+"""A reader from ``max_event_size``, the bindings, and where to say a warning before a payload."""
+
+_READERS: dict[BodyFormat, ReaderFactory] = {
+    "sse": lambda max_event_size, bindings, warn_before: SSEReader(max_event_size),
+    "jsonl": lambda max_event_size, bindings, warn_before: JSONLinesReader(max_event_size),
+    "protobuf": lambda max_event_size, bindings, warn_before: ProtobufReader(
+        max_event_size, bindings, on_warning_before=warn_before
+    ),
+}
+_MEDIA_TYPES: dict[str, BodyFormat] = {
+    SSE_MEDIA_TYPE: "sse",
+    PROTOBUF_MEDIA_TYPE: "protobuf",
+    "application/jsonl": "jsonl",
+    "application/x-ndjson": "jsonl",
+}
 _BOM_AND_WHITESPACE = b"\xef\xbb\xbf \t\r\n"
 # A body still blank after this many bytes is read as SSE (keep-alive blank lines, say).
 _SNIFF_LIMIT = 4096
@@ -73,12 +92,9 @@ _BATCH_SIZE = 1024
 _BODY_SLICE = 64 * 1024
 
 
-def _too_deep(index: int) -> MalformedEvent:
-    return MalformedEvent("too-deep", "the event nests too deeply", index=index)
-
-
 class Consumer:
-    """Incremental consumer for one stream.
+    """Incremental consumer for one stream: the bytes of its body with :meth:`receive`, or
+    its payloads with :meth:`feed` and :meth:`feed_many`, then :meth:`close`.
 
     ``on_warning`` is called with each warning as it happens (stripped paths,
     dropped events); the warnings are also kept in :attr:`warnings`. ``input``
@@ -90,6 +106,7 @@ class Consumer:
     ``peer_version`` is the protocol version of a producer known to speak an
     older one (``"0.0.57"``, say): the era shims it needs then run (README,
     "Older peers"); an era shim that must see every event costs that decode too.
+    ``max_event_size`` bounds one event of the body :meth:`receive` takes (bytes).
     """
 
     def __init__(
@@ -103,27 +120,34 @@ class Consumer:
         max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
         max_warnings: int = DEFAULT_MAX_WARNINGS,
         peer_version: str | None = None,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
+        if max_event_size < 1:
+            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
         self.bindings = bindings_for(version)
         self._warnings = WarningLog(max_warnings, on_warning)
         self.warnings: list[str] = self._warnings.kept
-        self._warn = self._warnings.warn
-        self._compat = Compatibility(self._warn, peer_version)
+        warn = self._warnings.warn
+        self._compat = Compatibility(warn, peer_version)
         self._middleware = tuple(middleware)
         # With middleware or an era shim, every event is a document that the boundary sees
         # first; else the boundary runs in the slow path only.
         self._documents = bool(self._middleware) or self._compat.every_event
         translate = None if self._documents else self._compat.translate
-        self._enforcer = Enforcer(self.bindings, self._warn, translate)
+        self._enforcer = Enforcer(self.bindings, warn, translate)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
         # The same reading as outgoing input: what the version does not know is stripped.
-        seed = None if input is None else typed_input(input, self.bindings, self._warn)
+        seed = None if input is None else typed_input(input, self.bindings, warn)
         self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
         self._reducer = Reducer(
-            self.bindings, self._warn, seed, StateBounds(max_state_size, max_state_depth)
+            self.bindings, warn, seed, StateBounds(max_state_size, max_state_depth)
         )
         self._index = 0
+        self._max_event_size = max_event_size
+        self._reader: PayloadReader | None = None  # the body's, once its format is told
+        self._head = b""  # the body's first bytes, while they are too blank to tell its format
         # A reader's warnings about the body before payloads not yet taken, by that index.
         self._reader_warnings: deque[tuple[int, str]] = deque()
         self._violation: ProtocolViolation | None = None
@@ -153,6 +177,82 @@ class Consumer:
     def violation(self) -> ProtocolViolation | None:
         """The violation that rejected the stream, once one has."""
         return self._violation
+
+    @property
+    def event_index(self) -> int:
+        """The index the next payload gets: the payloads taken so far, dropped ones included
+        (what a violation's ``index`` counts)."""
+        return self._index
+
+    @property
+    def stream_state(self) -> StreamState:
+        """Where the stream stands in the run lifecycle: idle, active, closed or failed."""
+        return self._lifecycle.state
+
+    def warn(self, message: str) -> None:
+        """Add a warning of the caller's own (a transport's, say) to :attr:`warnings`, under
+        the same bound and ``on_warning`` callback as the stream's."""
+        self._warnings.warn(message)
+
+    def set_media_type(self, media_type: str) -> None:
+        """Read the body :meth:`receive` takes as ``media_type`` (a ``Content-Type`` value;
+        parameters and case aside) instead of telling its format from its first bytes:
+        ``text/event-stream`` is SSE, ``application/vnd.ag-ui.event+proto`` protobuf frames,
+        ``application/jsonl`` and ``application/x-ndjson`` JSON lines. Before the body only:
+        a consumer made before the response's headers came learns it when they do."""
+        name = media_type.partition(";")[0].strip().lower()
+        body_format = _MEDIA_TYPES.get(name)
+        if body_format is None:
+            raise UsageError(f"no reader for media type {name!r}: one of {', '.join(_MEDIA_TYPES)}")
+        if self._reader is not None or self._head:
+            raise UsageError("the body has started: name its media type before receive()")
+        self._start_reader(body_format)
+
+    def receive(self, chunk: bytes) -> list[msgspec.Struct]:
+        """Take the next bytes of the response body; return the events they complete.
+
+        Without :meth:`set_media_type` the first bytes tell the body's format: protobuf
+        frames if the first is NUL, JSON lines if ``{`` comes first after a BOM and
+        whitespace, else SSE (a body still blank after 4096 bytes too). However the body
+        is cut into chunks, the events, the warnings and the verdict are the same. As with
+        :meth:`feed_many`, the events that passed before a violation are on its
+        ``delivered``. A consumer takes either bytes or payloads, not both.
+        """
+        if self._violation is not None:
+            raise self._violation
+        delivered: list[msgspec.Struct] = []
+        try:
+            self._receive(chunk, delivered)
+        except ProtocolViolation as violation:
+            violation.delivered = list(delivered)
+            raise
+        return delivered
+
+    def _receive(self, chunk: bytes, delivered: list[msgspec.Struct] | None) -> None:
+        reader = self._reader
+        if reader is None:
+            head = self._head = self._head + chunk
+            body_format = _told_format(head)
+            if body_format is None:
+                return
+            reader, chunk, self._head = self._start_reader(body_format), head, b""
+        try:
+            payloads = reader.feed(chunk)
+        except ProtocolViolation as violation:  # the reader's: it rejects the stream as well
+            self._violation = violation
+            raise
+        self._feed_many(payloads, delivered)
+
+    def _start_reader(self, body_format: BodyFormat) -> PayloadReader:
+        """The body's reader; its warnings join the consumer's where a body read byte by
+        byte would say them, whatever the chunking."""
+        start = self._index
+        self._reader = _READERS[body_format](
+            self._max_event_size,
+            self.bindings,
+            lambda index, message: self._warn_before(start + index, message),
+        )
+        return self._reader
 
     def feed(self, payload: Payload) -> list[msgspec.Struct]:
         """Take one event payload; return the events to deliver (none if it was dropped).
@@ -202,7 +302,7 @@ class Consumer:
 
     def _say_reader_warnings(self) -> None:
         while self._reader_warnings and self._reader_warnings[0][0] <= self._index:
-            self._warn(self._reader_warnings.popleft()[1])
+            self._warnings.warn(self._reader_warnings.popleft()[1])
 
     def _feed_payloads(
         self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
@@ -257,23 +357,11 @@ class Consumer:
             self._violation = violation
             raise
         except RecursionError:
-            self._violation = _too_deep(index)
+            self._violation = too_deep(index)
             raise self._violation from None
         finally:
             self._index = max(self._index, index + 1)
             self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
-
-    def _feed_batches(
-        self, batches: Iterable[Sequence[Payload]], delivered: list[msgspec.Struct] | None
-    ) -> None:
-        """``_feed_many`` on each batch; a violation met while making the next batch (a
-        reader's) rejects the stream as well."""
-        try:
-            for batch in batches:
-                self._feed_many(batch, delivered)
-        except ProtocolViolation as violation:
-            self._violation = violation
-            raise
 
     def _batches(
         self, payloads: Iterable[Payload]
@@ -307,7 +395,7 @@ class Consumer:
                 else:
                     event = decode(payload, index)
             except RecursionError:
-                raise _too_deep(index) from None
+                raise too_deep(index) from None
             yield event
             index += 1
 
@@ -342,14 +430,32 @@ class Consumer:
         if event.protocol_version is not msgspec.UNSET:
             notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
             if notice is not None:
-                self._warn(notice)
+                self._warnings.warn(notice)
 
-    def close(self, *, inside_event: bool = False) -> None:
-        """End of stream: raises ``ProtocolViolation(rule="truncated")`` if a run is still active,
-        or if the body ended ``inside_event`` (a reader's ``discarded_partial``)."""
+    def close(self, *, inside_event: bool = False) -> list[msgspec.Struct]:
+        """End of stream, and of the body :meth:`receive` took: return the events its end
+        completes (a JSON lines body may end without a line end).
+
+        Raises ``ProtocolViolation(rule="truncated")`` if a run is still active, or if the
+        body ended inside an event: the one ``receive`` took, or, for payloads of a reader
+        of your own, ``inside_event`` (its ``discarded_partial``).
+        """
         if self._violation is not None:
             raise self._violation
+        delivered: list[msgspec.Struct] = []
         try:
+            self._close(inside_event, delivered)
+        except ProtocolViolation as violation:
+            violation.delivered = list(delivered)
+            raise
+        return delivered
+
+    def _close(self, inside_event: bool, delivered: list[msgspec.Struct] | None) -> None:
+        reader = self._reader  # None: no body, or one still blank, which holds no event
+        try:
+            if reader is not None:
+                self._feed_many(reader.close(), delivered)
+                inside_event = inside_event or reader.discarded_partial
             self._lifecycle.close()
             if inside_event:
                 raise ProtocolViolation("truncated", "the body ended inside an event")
@@ -441,20 +547,17 @@ def consume_body(
 ) -> Result:
     """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
 
-    The body is read as protobuf frames if its first byte is NUL (the high byte of a
-    frame's length), as JSON lines if it starts with ``{`` (after a BOM and whitespace),
-    else as SSE, and each chunk's events go through the pipeline together. A body that
-    ends inside an event (or a frame) is truncated.
+    The body is read as :meth:`Consumer.receive` reads it: protobuf frames if its first
+    byte is NUL (the high byte of a frame's length), JSON lines if it starts with ``{``
+    (after a BOM and whitespace), else SSE; each chunk's events go through the pipeline
+    together. A body that ends inside an event (or a frame) is truncated.
     """
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
-        chunks: Iterator[bytes] = (
-            _slices(body) if isinstance(body, (bytes, bytearray, memoryview)) else iter(body)
-        )
-        head = body_head(chunks)
-        reader = reader_for(head, consumer)
-        consumer._feed_batches(iter_batches(itertools.chain((head,), chunks), reader), delivered)
-        consumer.close(inside_event=reader.discarded_partial)
+        chunks = _slices(body) if isinstance(body, (bytes, bytearray, memoryview)) else body
+        for chunk in chunks:
+            consumer._receive(chunk, delivered)  # receive(), less a list of events per chunk
+        consumer._close(False, delivered)
 
     return _reported(
         lambda: Consumer(
@@ -488,37 +591,14 @@ def _slices(body: bytes | bytearray | memoryview) -> Iterator[bytes]:
         yield whole[start : start + _BODY_SLICE]
 
 
-def body_head(chunks: Iterator[bytes]) -> bytes:
-    """The first chunks of a body, joined: enough to tell its format (one byte past a BOM and
-    whitespace, or ``_SNIFF_LIMIT`` bytes, or the whole body if it ends first)."""
-    head = b""
-    for chunk in chunks:
-        head += chunk
-        if head.lstrip(_BOM_AND_WHITESPACE) or len(head) > _SNIFF_LIMIT:
-            break
-    return head
-
-
-def protobuf_reader(
-    consumer: Consumer, max_event_size: int = DEFAULT_MAX_EVENT_SIZE
-) -> ProtobufReader:
-    """A protobuf reader for ``consumer``: its warnings join the consumer's where a body
-    read byte by byte would say them, whatever the chunking."""
-    start = consumer._index
-    return ProtobufReader(
-        max_event_size,
-        consumer.bindings,
-        on_warning_before=lambda index, message: consumer._warn_before(start + index, message),
-    )
-
-
-def reader_for(head: bytes, consumer: Consumer) -> PayloadReader:
-    """The reader for a body that starts with ``head``: protobuf frames if its first byte is
-    NUL (a frame length's high byte; a text body never starts with NUL), JSON lines if it
-    starts with ``{``, else SSE. A protobuf reader's warnings join the consumer's."""
-    if head[:1] == b"\x00":
-        return protobuf_reader(consumer)
-    return SSEReader() if sniff_format(head) == "sse" else JSONLinesReader()
+def _told_format(head: bytes) -> BodyFormat | None:
+    """The format of a body that starts with ``head``, or None while ``head`` is blank (a BOM,
+    keep-alive line ends) and short enough to wait for more: protobuf frames if its first
+    byte is NUL (a frame length's high byte; a text body never starts with NUL), JSON lines
+    if it starts with ``{``, else SSE."""
+    if len(head) <= _SNIFF_LIMIT and not head.lstrip(_BOM_AND_WHITESPACE):
+        return None
+    return "protobuf" if head[:1] == b"\x00" else sniff_format(head)
 
 
 def _reported(

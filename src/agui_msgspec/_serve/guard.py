@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agui_msgspec._errors import ProtocolViolation
-from agui_msgspec._pipeline.consumer import Consumer, protobuf_reader
+from agui_msgspec._pipeline.consumer import Consumer
 from agui_msgspec._pipeline.lifecycle import StreamState
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
@@ -182,7 +182,8 @@ class _GuardedResponse:
         self._consumer = Consumer(self.guard.version)
         if media_type == _PROTOBUF:
             self._protobuf = True
-            self._reader = protobuf_reader(self._consumer, self.guard.max_event_size)
+            # its warnings stay on it: the guard reports violations only
+            self._reader = ProtobufReader(self.guard.max_event_size, self._consumer.bindings)
 
     # --- observing: bytes out first --------------------------------------------------------
 
@@ -192,14 +193,14 @@ class _GuardedResponse:
         if self._rejected:
             return
         payloads: list[bytes] = []
-        start = consumer._index
+        start = consumer.event_index
         try:
             if body:
                 payloads = self._reader.feed(body)
-                consumer._feed_many(payloads, None)  # the guard delivers nothing
+                consumer.feed_many(payloads)  # the guard delivers nothing
             if not more:
                 payloads = []
-                start = consumer._index
+                start = consumer.event_index
                 self._reader.close()
                 consumer.close(inside_event=self._reader.discarded_partial)
         except ProtocolViolation as violation:
@@ -229,7 +230,7 @@ class _GuardedResponse:
                     self._reader.close()
                     consumer.close(inside_event=self._reader.discarded_partial)
             except ProtocolViolation as violation:
-                self._reject(violation, [], consumer._index)
+                self._reject(violation, [], consumer.event_index)
                 await self._end_with_run_error(verified, violation)
                 return
             out = verified if more else bytes(buffer)
@@ -259,11 +260,11 @@ class _GuardedResponse:
         and a RUN_ERROR, and end the stream."""
         consumer = self._consumer
         assert consumer is not None
-        first = consumer._index
+        first = consumer.event_index
         payloads: list[bytes] = []
         try:
             payloads = self._reader.feed(bytes(buffer[start:end]))
-            consumer._feed_many(payloads, None)
+            consumer.feed_many(payloads)
         except ProtocolViolation as violation:
             self._reject(violation, payloads, first)
             await self._end_with_run_error(bytes(buffer[:released]), violation)
@@ -276,7 +277,7 @@ class _GuardedResponse:
         consumer = self._consumer
         assert consumer is not None
         error = b""
-        if consumer._lifecycle.state is not StreamState.FAILED:  # after RUN_ERROR, none may follow
+        if consumer.stream_state is not StreamState.FAILED:  # after RUN_ERROR, none may follow
             run_error = consumer.bindings.RunErrorEvent(
                 message=f"the producer broke the AG-UI protocol: {violation}",
                 code=f"agui-guard:{violation.rule}",

@@ -15,9 +15,8 @@ from typing import Any, Literal
 import msgspec
 
 from agui_msgspec._documents import OfficialModel, encode_document
-from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
+from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError, too_deep
 from agui_msgspec._json import encode_json
-from agui_msgspec._pipeline.consumer import _too_deep
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
@@ -109,7 +108,7 @@ class StrictWriter:
             self._violation = violation
             raise
         except RecursionError:
-            self._violation = _too_deep(index)
+            self._violation = too_deep(index)
             raise self._violation from None
         return frame
 

@@ -18,7 +18,7 @@ import os
 import sys
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,7 +33,7 @@ from agui_msgspec._errors import (
     UsageError,
 )
 from agui_msgspec._http.client import HttpAgent
-from agui_msgspec._pipeline.consumer import Consumer, Result, body_head, reader_for
+from agui_msgspec._pipeline.consumer import Consumer, Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate
@@ -245,10 +245,9 @@ def _check(
         return EXIT_USAGE
     tally = _Tally(out, timeline=not summary, as_json=as_json)
     tally.start()
-    delivered: list[msgspec.Struct] = []
     with stream:
         try:
-            _feed_file(stream, consumer, delivered, tally)
+            _feed_file(stream, consumer, tally)
         except OSError as exc:
             _error(f"cannot read {file}: {exc.strerror}")
             return EXIT_USAGE
@@ -268,34 +267,18 @@ def _check(
     return EXIT_ACCEPTED if result.outcome == "completed" else EXIT_REJECTED
 
 
-def _feed_file(
-    stream: IO[bytes], consumer: Consumer, delivered: list[msgspec.Struct], tally: _Tally
-) -> None:
-    """Read ``stream`` chunk by chunk through a reader and ``consumer``, each chunk's events
-    shown and dropped before the next chunk is read; a violation ends the reading."""
+def _feed_file(stream: IO[bytes], consumer: Consumer, tally: _Tally) -> None:
+    """Read ``stream`` chunk by chunk into ``consumer``, each chunk's events shown and dropped
+    before the next chunk is read; a violation ends the reading (the consumer holds it)."""
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
     read = getattr(stream, "read1", stream.read)
-    # a pipe's first read may be a keep-alive blank line: read on until the format shows
-    head = body_head(iter(lambda: read(READ_CHUNK), b""))
-    reader = reader_for(head, consumer)
-
-    def batches() -> Iterator[list[bytes]]:
-        chunk = head
-        while chunk:
-            yield reader.feed(chunk)
-            tally.show(delivered)  # the consumer took that batch: show it, keep nothing
-            tally.out.flush()
-            delivered.clear()
-            chunk = read(READ_CHUNK)
-        yield reader.close()
-
     try:
-        consumer._feed_batches(batches(), delivered)
-        consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation:
-        pass  # the consumer holds it: the verdict
-    tally.show(delivered)
-    delivered.clear()
+        for chunk in iter(lambda: read(READ_CHUNK), b""):
+            tally.show(consumer.receive(chunk))
+            tally.out.flush()
+        tally.show(consumer.close())
+    except ProtocolViolation as violation:
+        tally.show(violation.delivered)
 
 
 def _describe_run(run: Run) -> str:
