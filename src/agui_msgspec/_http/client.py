@@ -27,7 +27,7 @@ How a run can end, and what the caller sees:
   ``completed``, ``interrupted`` or ``cancelled``.
 
 The agent asks for ``gzip`` or ``deflate`` at most and inflates the raw body
-itself, at most :data:`INFLATE_PIECE` bytes at a time, each piece framed before
+itself (``_http/inflate.py``), at most :data:`INFLATE_PIECE` bytes at a time, each piece framed before
 the next is made: memory stays within ``max_event_size`` and a piece, whatever
 the compression ratio.
 
@@ -44,7 +44,6 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Iterator,
     Mapping,
     Sequence,
 )
@@ -60,6 +59,7 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
+from agui_msgspec._http.inflate import ACCEPT_ENCODING, Inflater, content_coding
 from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.compat import read_peer_version
 from agui_msgspec._pipeline.consumer import Consumer
@@ -79,9 +79,6 @@ _EXCERPT_BYTES = 2048
 # Both bindings, named: the protobuf one needs no extra dependency, and a server that does
 # not support it answers SSE (spec: basic/transports/http-protobuf, Negotiation).
 _ACCEPT = f"{SSE_MEDIA_TYPE}, {PROTOBUF_MEDIA_TYPE}"
-# What the agent can inflate piece by piece: nothing stacked, nothing else (br, zstd, ...).
-_ACCEPT_ENCODING = "gzip, deflate"
-_GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
 T = TypeVar("T")
 
 
@@ -163,7 +160,7 @@ class HttpAgent:
         self.headers = httpx.Headers(headers)
         self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"
-        self.headers["Accept-Encoding"] = _ACCEPT_ENCODING
+        self.headers["Accept-Encoding"] = ACCEPT_ENCODING
         self.timeout = timeout
         self.deadline = deadline
         self.max_event_size = max_event_size
@@ -231,7 +228,7 @@ class RunStream:
         )
         for message in early:
             self._consumer.warn(message)
-        self._inflater: _Inflater | None = None
+        self._inflater: Inflater | None = None
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
         self._deadline_at: float | None = None  # loop time; set when the request is made
@@ -335,13 +332,13 @@ class RunStream:
             self._response = response
             self._resources.push_async_callback(response.aclose)
             media_type = response.headers.get("content-type", "").partition(";")[0].strip()
-            coding = _content_coding(
+            coding = content_coding(
                 response.headers.get_list("content-encoding", split_commas=True)
             )
             if response.is_success and media_type.lower() in (SSE_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE):
                 self._consumer.set_media_type(media_type)
                 if coding is not None:
-                    self._inflater = _Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
+                    self._inflater = Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
             try:
                 body = await self._within_deadline(_excerpt(response, coding))
@@ -510,88 +507,8 @@ class RunStream:
             self._consumer.warn(f"the transport failed after the last run ended: {dropped}")
 
 
-def _content_coding(codings: list[str]) -> str | None:
-    """The one coding to undo (None for identity), or the TransportError the codings earn."""
-    named = [c.strip().lower() for c in codings if c.strip().lower() not in ("", "identity")]
-    if len(named) > 1:
-        raise TransportError(
-            "stacked-encoding",
-            f"Content-Encoding {', '.join(named)}: the agent asked for one of gzip, "
-            "deflate at most, and does not undo stacked codings",
-        )
-    if named and named[0] not in _GZIP_CODINGS and named[0] != "deflate":
-        raise TransportError(
-            "unknown-encoding",
-            f"Content-Encoding {named[0]}: the agent asked for gzip or deflate only",
-        )
-    return named[0] if named else None
-
-
 class _DeadlinePassed(Exception):
     """The run's deadline passed while the agent waited."""
-
-
-class _Inflater:
-    """Undoes gzip or deflate a piece at a time: no piece is longer than ``piece`` bytes, so
-    the reader frames (and bounds) each before the next one is made. A corrupt body raises
-    ``zlib.error``."""
-
-    def __init__(self, coding: str, piece: int) -> None:
-        self._gzip = coding in _GZIP_CODINGS
-        # deflate is zlib-wrapped by the RFC, raw in practice: try the wrapper, then raw.
-        self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if self._gzip else zlib.MAX_WBITS)
-        self._piece = piece
-        self._started = False
-
-    @property
-    def complete(self) -> bool:
-        """Whether the compressed stream reached its end (or never began: an empty body)."""
-        return self._inflate.eof or not self._started
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        piece = self._piece
-        while True:
-            # A copy to go back to should this call fail: what inflates before the fault is
-            # then recovered, so no event that arrived whole is lost with the corrupt rest.
-            before = self._inflate.copy()
-            try:
-                out = self._inflate.decompress(data, piece)
-            except zlib.error:
-                if self._gzip or self._started:
-                    yield from _up_to_the_fault(before, data, piece)
-                    raise
-                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
-                self._started = True
-                continue
-            self._started = True
-            if self._inflate.eof and self._gzip and self._inflate.unused_data:
-                data = self._inflate.unused_data  # another gzip member follows (RFC 1952)
-                self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
-            else:
-                data = self._inflate.unconsumed_tail
-            if out:
-                yield out
-            if not data and len(out) < piece:
-                return
-
-
-def _up_to_the_fault(inflate: Any, data: bytes, piece: int) -> Iterator[bytes]:
-    """What ``data`` inflates to before the byte where it stops being deflate, in pieces of
-    at most ``piece`` bytes. A byte at a time: one byte of deflate makes at most a few KiB,
-    and this runs once, on a body that is about to be refused."""
-    inflated = bytearray()
-    for position in range(len(data)):
-        try:
-            inflated += inflate.decompress(data[position : position + 1])
-        except zlib.error:
-            break
-        if len(inflated) >= piece:
-            yield bytes(inflated[:piece])
-            del inflated[:piece]
-        if inflate.eof:
-            break
-    if inflated:
-        yield bytes(inflated)
 
 
 async def _one_chunk(body: bytes) -> AsyncIterator[bytes]:
@@ -603,7 +520,7 @@ async def _excerpt(response: httpx.Response, coding: str | None) -> str:
     import httpx  # noqa: PLC0415
 
     head = b""
-    inflater = None if coding is None else _Inflater(coding, _EXCERPT_BYTES)
+    inflater = None if coding is None else Inflater(coding, _EXCERPT_BYTES)
     # The status already tells the error; a body that breaks off only shortens the excerpt.
     if response.is_stream_consumed:  # an in-memory response: httpx decoded it
         return response.content[:_EXCERPT_BYTES].decode("utf-8", "replace")
