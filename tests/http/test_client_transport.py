@@ -619,3 +619,73 @@ def test_the_deadline_covers_a_slow_error_body() -> None:
     with pytest.raises(TransportError) as raised:
         run(agent.run_agent(INPUT))
     assert raised.value.rule == "deadline"
+
+
+# --- the client's edges: credentials in the URL, redirects -----------------------------------
+
+
+def test_credentials_in_the_url_appear_in_no_message_and_no_repr() -> None:
+    agent = HttpAgent("http://ann:s3cret@127.0.0.1:9/agent")  # the discard port: refused
+    assert "s3cret" not in repr(agent)
+    with pytest.raises(TransportError) as caught:
+        agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert caught.value.rule == "connect"
+    assert "s3cret" not in str(caught.value)
+    assert "127.0.0.1:9/agent" in str(caught.value)
+
+
+def test_credentials_in_the_url_are_not_in_an_http_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, text="no")
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    agent = HttpAgent("http://ann:s3cret@agent.test/", client=client)
+    with pytest.raises(HttpAgentError) as caught:
+        agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert "s3cret" not in str(caught.value)
+
+
+def redirecting_client(location: str, status: int = 307) -> tuple[httpx.AsyncClient, list[str]]:
+    """A client that follows redirects, over a transport where /old redirects to ``location``
+    and anything else answers the run; the requests' URLs and headers are recorded."""
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.url} key={request.headers.get('x-api-key')}")
+        if request.url.path == "/old":
+            return httpx.Response(status, headers={"location": location})
+        thread = json.loads(request.content)["threadId"]
+        body = sse(
+            {**ANSWER[0], "threadId": thread}, *ANSWER[1:-1], {**ANSWER[-1], "threadId": thread}
+        )
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler), follow_redirects=True)
+    return client, seen
+
+
+def test_a_cross_origin_redirect_is_refused_whatever_the_client() -> None:
+    client, seen = redirecting_client("http://elsewhere.test/new")
+    agent = HttpAgent("http://agent.test/old", headers={"X-Api-Key": "k"}, client=client)
+    with pytest.raises(HttpAgentError, match="another origin") as caught:
+        agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert caught.value.status_code == 307
+    assert seen == ["http://agent.test/old key=k"]  # nothing went to elsewhere.test
+
+
+def test_a_same_origin_redirect_keeps_the_run_when_the_client_follows_redirects() -> None:
+    client, seen = redirecting_client("/new", status=308)
+    agent = HttpAgent("http://agent.test/old", headers={"X-Api-Key": "k"}, client=client)
+    result = agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert result.run.status == "completed"
+    assert seen == ["http://agent.test/old key=k", "http://agent.test/new key=k"]
+
+
+def test_a_redirect_is_not_followed_by_a_client_that_does_not_follow_them() -> None:
+    client, seen = redirecting_client("/new")
+    client.follow_redirects = False
+    agent = HttpAgent("http://agent.test/old", client=client)
+    with pytest.raises(HttpAgentError) as caught:
+        agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert caught.value.status_code == 307
+    assert len(seen) == 1

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_TIMEOUT = 60.0
+_MAX_REDIRECTS = 5  # same-origin 307/308 hops followed, when the client follows redirects
 INFLATE_PIECE = 64 * 1024
 """The most a compressed body inflates to in one step, before the reader frames it."""
 _EXCERPT_BYTES = 2048
@@ -156,6 +157,8 @@ class HttpAgent:
             read_peer_version(peer_version)  # likewise
         self.peer_version = peer_version
         self.url = url
+        # What messages and repr show: the URL without its user:password.
+        self._shown_url = str(parsed.copy_with(username=None, password=None))
         self.version = version
         self.headers = httpx.Headers(headers)
         self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
@@ -168,6 +171,9 @@ class HttpAgent:
         self.on_warning = on_warning
         # thread → the interrupts its last run stopped on: the next input must answer them all
         self._open_interrupts: dict[str, list[Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"HttpAgent({self._shown_url!r})"
 
     def run(self, input: msgspec.Struct | dict[str, Any]) -> RunStream:
         """Start a run: iterate the returned stream for its events, then await ``result()``.
@@ -320,15 +326,13 @@ class RunStream:
             client = agent.client
             if client is None:
                 client = await self._resources.enter_async_context(httpx.AsyncClient())
-            request = client.build_request(
-                "POST", agent.url, content=self._body, headers=agent.headers, timeout=agent.timeout
-            )
-            try:
-                response = await self._within_deadline(client.send(request, stream=True))
-            except httpx.HTTPError as exc:
-                raise self._transport_error(exc, None) from exc
-            except _DeadlinePassed:
-                raise self._deadline_error(None) from None
+            response = await self._post(client, httpx.URL(agent.url))
+            for _ in range(_MAX_REDIRECTS):
+                target = _redirect_target(response, agent, client.follow_redirects)
+                if target is None:
+                    break
+                await response.aclose()
+                response = await self._post(client, target)
             self._response = response
             self._resources.push_async_callback(response.aclose)
             media_type = response.headers.get("content-type", "").partition(";")[0].strip()
@@ -346,11 +350,11 @@ class RunStream:
                 raise self._deadline_error(None) from None
             if response.is_success:
                 got = media_type or "no content type"
-                message = f"{agent.url} answered {response.status_code} with {got}, not {_ACCEPT}"
-            else:
                 message = (
-                    f"{agent.url} answered HTTP {response.status_code} {response.reason_phrase}"
+                    f"{agent._shown_url} answered {response.status_code} with {got}, not {_ACCEPT}"
                 )
+            else:
+                message = f"{agent._shown_url} answered HTTP {response.status_code} {response.reason_phrase}"
             raise HttpAgentError(
                 f"{message}: {body!r}" if body else message,
                 status_code=response.status_code,
@@ -362,6 +366,23 @@ class RunStream:
                 self._failure = exc
             await self._resources.aclose()
             raise
+
+    async def _post(self, client: httpx.AsyncClient, url: httpx.URL) -> httpx.Response:
+        """The run's request to ``url``; httpx follows no redirect (``_redirect_target`` judges)."""
+        import httpx  # noqa: PLC0415
+
+        agent = self._agent
+        request = client.build_request(
+            "POST", url, content=self._body, headers=agent.headers, timeout=agent.timeout
+        )
+        try:
+            return await self._within_deadline(
+                client.send(request, stream=True, follow_redirects=False)
+            )
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, None) from exc
+        except _DeadlinePassed:
+            raise self._deadline_error(None) from None
 
     async def _iterate(self) -> AsyncGenerator[msgspec.Struct, None]:
         import httpx  # noqa: PLC0415
@@ -472,14 +493,14 @@ class RunStream:
         setting = f"timeout={timeout} s: HttpAgent(timeout=...), agui-msgspec run --timeout"
         index = None if consumer is None else consumer.event_index
         if isinstance(exc, httpx.ConnectTimeout):
-            rule, detail = "connect", f"no connection to {self._agent.url} within {setting}"
+            rule, detail = "connect", f"no connection to {self._agent._shown_url} within {setting}"
         elif isinstance(exc, httpx.TimeoutException):
             waited = "the response" if consumer is None else "the next byte of the body"
             rule, detail = "timeout", f"{waited} did not come within {setting}"
         elif isinstance(exc, httpx.DecodingError):
             rule, detail = "decode", "the body does not decode"
         elif consumer is None and not isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-            rule, detail = "connect", f"cannot reach {self._agent.url}"
+            rule, detail = "connect", f"cannot reach {self._agent._shown_url}"
         else:
             where = "before the response" if consumer is None else "inside the body"
             rule, detail = "cut", f"the connection broke {where}"
@@ -509,6 +530,39 @@ class RunStream:
 
 class _DeadlinePassed(Exception):
     """The run's deadline passed while the agent waited."""
+
+
+def _redirect_target(response: httpx.Response, agent: HttpAgent, follow: bool) -> httpx.URL | None:
+    """Where to send the run again, or None to read ``response`` as the answer.
+
+    A redirect is followed only when the client follows redirects, only with the method and
+    body kept (307, 308), and only within the agent's origin: the run input and the headers
+    (an API key, say) never go to another host. Any other redirect is the answer, which a
+    3xx status makes an :class:`HttpAgentError` naming where it pointed.
+    """
+    if not (follow and response.status_code in (307, 308) and response.has_redirect_location):
+        return None
+    try:
+        target = response.url.join(response.headers["location"])
+    except Exception:  # a Location httpx cannot read: answered as it is
+        return None
+    origin = _origin(response.url)
+    if _origin(target) != origin:
+        raise HttpAgentError(
+            f"{agent._shown_url} redirected the run to another origin "
+            f"({target.copy_with(username=None, password=None)}); HttpAgent does not send the "
+            "input or the headers there: give it the final URL",
+            status_code=response.status_code,
+            content_type=response.headers.get("content-type", ""),
+            body="",
+        )
+    return target
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    """Scheme, host and port: what a redirect must keep to stay within the origin."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 async def _one_chunk(body: bytes) -> AsyncIterator[bytes]:

@@ -435,7 +435,7 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as
         return EXIT_REJECTED
     except TransportError as exc:  # before any event: nothing to summarise
         reach = "cannot reach " if exc.rule == "connect" else "REJECTED "
-        _error(f"{reach}{agent.url}: {exc}")
+        _error(f"{reach}{agent!r}: {exc}")  # the repr leaves out a user:password
         return EXIT_REJECTED
     result = Result(
         outcome="failed" if violation is not None else "completed",
