@@ -689,3 +689,59 @@ def test_a_redirect_is_not_followed_by_a_client_that_does_not_follow_them() -> N
         agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
     assert caught.value.status_code == 307
     assert len(seen) == 1
+
+
+# --- an event that never completes --------------------------------------------------------------
+
+
+def trickling_server(
+    first: bytes, then: bytes, pause: float
+) -> type[http.server.BaseHTTPRequestHandler]:
+    """Answers the run's start, then ``first``, then ``then`` every ``pause`` seconds, for ever
+    (until the client leaves)."""
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(sse({**START, "threadId": request["threadId"]}) + first)
+                self.wfile.flush()
+                for _ in range(600):
+                    time.sleep(pause)
+                    self.wfile.write(then)
+                    self.wfile.flush()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Trickle
+
+
+def test_an_event_trickled_a_byte_at_a_time_is_refused_after_event_timeout() -> None:
+    handler = trickling_server(b'data: {"type":"TEXT_MESSAGE_START",', b" ", 0.05)
+    with serve_handler(handler) as url:
+        agent = HttpAgent(f"{url}/", event_timeout=1.0)
+        started = time.monotonic()
+        with pytest.raises(TransportError) as caught:
+            agent.run_sync(INPUT)
+    assert caught.value.rule == "event-timeout"
+    assert caught.value.index == 1
+    assert time.monotonic() - started < 30  # not the per-byte timeout, which never trips
+
+
+def test_keepalive_comments_inside_an_event_do_not_renew_its_time() -> None:
+    # the event's data line has come; comment lines follow, never the blank line that ends it
+    handler = trickling_server(b'data: {"type":"TEXT_MESSAGE_START"}\n', b": keepalive\n", 0.05)
+    with serve_handler(handler) as url, pytest.raises(TransportError) as caught:
+        HttpAgent(f"{url}/", event_timeout=1.0).run_sync(INPUT)
+    assert caught.value.rule == "event-timeout"
+
+
+def test_keepalive_comments_between_events_are_not_an_event() -> None:
+    handler = trickling_server(b"", b": keepalive\n\n", 0.05)
+    with serve_handler(handler) as url, pytest.raises(TransportError) as caught:
+        HttpAgent(f"{url}/", event_timeout=0.5, deadline=2.0).run_sync(INPUT)
+    assert caught.value.rule == "deadline"  # only the run's own bound ends it

@@ -18,7 +18,8 @@ How a run can end, and what the caller sees:
   connection, or the request could not be sent), ``timeout`` (no byte for
   ``timeout`` seconds), ``cut`` (the connection broke inside the body),
   ``decode`` (a compressed body that does not inflate), ``deadline`` (the run
-  outlived ``deadline``), or ``stacked-encoding``/``unknown-encoding`` (a
+  outlived ``deadline``), ``event-timeout`` (an event began arriving and did not
+  complete within ``event_timeout``), or ``stacked-encoding``/``unknown-encoding`` (a
   ``Content-Encoding`` the agent did not ask for). No httpx exception escapes.
   A failure after the last run ended is a warning, not an error;
 - the last run reports ``RUN_ERROR``: the events are delivered like any other,
@@ -73,6 +74,8 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_EVENT_TIMEOUT = 60.0
+"""Seconds one event may take to arrive once its first byte has (keep-alives do not renew it)."""
 _MAX_REDIRECTS = 5  # same-origin 307/308 hops followed, when the client follows redirects
 INFLATE_PIECE = 64 * 1024
 """The most a compressed body inflates to in one step, before the reader frames it."""
@@ -114,7 +117,9 @@ class HttpAgent:
     stream for as long as it keeps sending); ``None`` waits forever; it applies
     to ``client`` too. ``deadline`` bounds a whole run in seconds, from the
     request to the end of the body, however steadily bytes arrive (``None``, the
-    default: no bound). ``max_event_size`` bounds one event (bytes). Pass
+    default: no bound). ``event_timeout`` bounds
+    how long one event may take to arrive once its first byte has, keep-alive comments
+    included (60 s; ``None``: no bound). ``max_event_size`` bounds one event (bytes). Pass
     ``client`` to share a connection pool, or to bring auth, proxies or a mock
     transport; the agent never closes a client it was given, and makes (and
     closes) one per run otherwise. ``peer_version`` is the protocol version of an
@@ -130,6 +135,7 @@ class HttpAgent:
         version: VersionLike = LATEST_VERSION,
         timeout: float | None = DEFAULT_TIMEOUT,
         deadline: float | None = None,
+        event_timeout: float | None = DEFAULT_EVENT_TIMEOUT,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         client: httpx.AsyncClient | None = None,
         on_warning: Callable[[str], None] | None = None,
@@ -149,7 +155,11 @@ class HttpAgent:
             raise UsageError(f"not an http(s) URL: {url!r}")
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
-        for name, seconds in (("timeout", timeout), ("deadline", deadline)):
+        for name, seconds in (
+            ("timeout", timeout),
+            ("deadline", deadline),
+            ("event_timeout", event_timeout),
+        ):
             if seconds is not None and not seconds > 0:  # NaN too
                 raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
@@ -166,6 +176,7 @@ class HttpAgent:
         self.headers["Accept-Encoding"] = ACCEPT_ENCODING
         self.timeout = timeout
         self.deadline = deadline
+        self.event_timeout = event_timeout
         self.max_event_size = max_event_size
         self.client = client
         self.on_warning = on_warning
@@ -238,6 +249,7 @@ class RunStream:
         self._resources = contextlib.AsyncExitStack()
         self._response: httpx.Response | None = None
         self._deadline_at: float | None = None  # loop time; set when the request is made
+        self._event_due_at: float | None = None  # loop time; set while an event is arriving
         # What ended the stream: re-raised by result(), and by every later attempt to read.
         self._failure: Exception | None = None
         self._ended = False
@@ -417,6 +429,7 @@ class RunStream:
                             yield event
                         if failure is not None:
                             raise failure
+                    self._time_the_open_event()
                 if inflater is not None and not inflater.complete:
                     dropped = TransportError(
                         "cut",
@@ -433,6 +446,8 @@ class RunStream:
                     f"the compressed body does not inflate ({exc})",
                     index=consumer.event_index,
                 )
+            except _EventOverdue:
+                dropped = self._event_overdue(consumer)
             except _DeadlinePassed:
                 dropped = self._deadline_error(consumer)
             self._close_stream(dropped)
@@ -444,10 +459,22 @@ class RunStream:
         finally:
             await self._resources.aclose()
 
+    def _time_the_open_event(self) -> None:
+        """Start the clock on an event whose first bytes came, or stop it once none is open."""
+        timeout = self._agent.event_timeout
+        if not self._consumer.inside_event or timeout is None:
+            self._event_due_at = None
+        elif self._event_due_at is None:
+            self._event_due_at = asyncio.get_running_loop().time() + timeout
+
     async def _within_deadline(self, step: Awaitable[T]) -> T:
-        """Await ``step``, or raise ``_DeadlinePassed`` once the run's deadline passes: a timer
-        cancels the wait, as ``asyncio.timeout`` does (Python 3.11+)."""
-        deadline_at = self._deadline_at
+        """Await ``step``, or raise ``_DeadlinePassed`` once the run's deadline passes (or
+        ``_EventOverdue`` once an open event's): a timer cancels the wait, as
+        ``asyncio.timeout`` does (Python 3.11+)."""
+        deadline_at, passed = self._deadline_at, _DeadlinePassed
+        event_due_at = self._event_due_at
+        if event_due_at is not None and (deadline_at is None or event_due_at < deadline_at):
+            deadline_at, passed = event_due_at, _EventOverdue
         if deadline_at is None:
             return await step
         loop = asyncio.get_running_loop()
@@ -456,7 +483,7 @@ class RunStream:
         if remaining <= 0 or task is None:
             if asyncio.iscoroutine(step):
                 step.close()
-            raise _DeadlinePassed
+            raise passed
         fired = False
 
         def fire() -> None:
@@ -473,7 +500,7 @@ class RunStream:
             uncancel = getattr(task, "uncancel", None)  # Python 3.11+: count our cancel off
             if uncancel is not None and uncancel() > 0:
                 raise  # the task was cancelled from outside as well: that wins
-            raise _DeadlinePassed from None
+            raise passed from None
         finally:
             timer.cancel()
 
@@ -483,6 +510,14 @@ class RunStream:
             f"the run took longer than the deadline ({self._agent.deadline} s: "
             "HttpAgent(deadline=...), agui-msgspec run --deadline)",
             index=None if consumer is None else consumer.event_index,
+        )
+
+    def _event_overdue(self, consumer: Consumer) -> TransportError:
+        return TransportError(
+            "event-timeout",
+            f"an event began arriving and did not complete within {self._agent.event_timeout} s "
+            "(HttpAgent(event_timeout=...))",
+            index=consumer.event_index,
         )
 
     def _transport_error(self, exc: Exception, consumer: Consumer | None) -> TransportError:
@@ -530,6 +565,10 @@ class RunStream:
 
 class _DeadlinePassed(Exception):
     """The run's deadline passed while the agent waited."""
+
+
+class _EventOverdue(_DeadlinePassed):
+    """An event that began arriving did not complete within ``event_timeout``."""
 
 
 def _redirect_target(response: httpx.Response, agent: HttpAgent, follow: bool) -> httpx.URL | None:

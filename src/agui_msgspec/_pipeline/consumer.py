@@ -185,6 +185,12 @@ class Consumer:
         return self._index
 
     @property
+    def inside_event(self) -> bool:
+        """Whether the bytes :meth:`receive` took end inside an event: part of one is held
+        (a body still blank, or between events, is not)."""
+        return self._reader is not None and self._reader.inside_event
+
+    @property
     def stream_state(self) -> StreamState:
         """Where the stream stands in the run lifecycle: idle, active, closed or failed."""
         return self._lifecycle.state

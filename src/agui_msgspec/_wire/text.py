@@ -81,6 +81,11 @@ class PayloadReader(Protocol):
 
     discarded_partial: bool
 
+    @property
+    def inside_event(self) -> bool:
+        """Whether the bytes read so far end inside an event: part of one is held."""
+        ...
+
     def feed(self, chunk: bytes) -> list[bytes]: ...
 
     def close(self) -> list[bytes]: ...
@@ -136,6 +141,11 @@ class _LineReader(ABC):
         self._emitted += len(out)
         return out
 
+    @property
+    def inside_event(self) -> bool:
+        """Whether the bytes read so far end inside an event (a line is still arriving)."""
+        return bool(self._tail)
+
     def _check_usable(self) -> None:
         if self._violation is not None:
             raise self._violation
@@ -176,6 +186,12 @@ class SSEReader(_LineReader):
         self._size = 0
         # The last chunk ended in CR: an LF starting the next one belongs to that line end.
         self._pending_cr = False
+
+    @property
+    def inside_event(self) -> bool:
+        """Whether the bytes read so far end inside an event: its data lines have begun, or a
+        line is still arriving."""
+        return bool(self._data or self._tail)
 
     def _frame(self, chunk: bytes, out: list[bytes]) -> None:
         if self._pending_cr:

@@ -1068,6 +1068,11 @@ class ProtobufReader:
         self._closed = False
         self._violation: TransportError | None = None
 
+    @property
+    def inside_event(self) -> bool:
+        """Whether the bytes read so far end inside a frame."""
+        return self._held > 0
+
     def _warn(self, message: str) -> None:
         self.warnings.append(message)
         if self._on_warning is not None:
