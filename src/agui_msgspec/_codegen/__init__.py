@@ -3,7 +3,8 @@
 datamodel-code-generator parses the schema (references, ``allOf`` mixins,
 constraints); :mod:`.model` turns its models into a small description of
 msgspec Structs, tagged unions and tables, and :mod:`.render` writes that
-description through the jinja2 template in ``templates/``.
+description through the jinja2 template in ``templates/``. The schema may be
+anyone's: :mod:`.check` vets it first.
 
 This folder ships in the wheel as ``agui_msgspec._codegen``; the public entry
 points are ``agui_msgspec.generate()`` and ``agui-msgspec generate``.
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .model import CodegenError, read_schema
+from .check import CodegenError
+from .model import read_schema
 from .render import render_module
 
 __all__ = ["CodegenError", "write_module"]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import jinja2
 
-from .model import Bindings, CodegenError
+from .check import TABLE_NAMES, CodegenError
+from .model import Bindings
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -23,21 +24,24 @@ def render_module(bindings: Bindings) -> str:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["docstring"] = docstring
-    env.filters["pystr"] = json.dumps  # a JSON string is a Python string literal
+    env.filters["pystr"] = repr  # a str's repr is the literal that reads back as that str
+    env.filters["json"] = json.dumps  # for a comment: one line of ASCII, nothing ends the comment
     exported = sorted(
         [e.name for e in bindings.enums]
         + [a.name for a in bindings.aliases + bindings.late_aliases]
         + [s.name for s in bindings.structs]
         + [u.name for u in bindings.unions]
-        + ["CLOSED_STRING_SETS", "EVENT_TYPES", "OPEN_UNION_FIELDS", "PROTOCOL_VERSION"]
-        + ["REQUIRED_FIELDS", "SCHEMA_ID", "UNIONS", "encoder", "event_decoder"],
+        + list(TABLE_NAMES),
         key=lambda name: (0 if name.isupper() else 1 if name[0].isupper() else 2, name),
     )
     needs_field = any(f.explicit_name for s in bindings.structs for f in s.fields)
     event_union = next(u for u in bindings.unions if u.name == "Event")
-    text = env.get_template("bindings.py.jinja2").render(
-        b=bindings, exported=exported, event_union=event_union, needs_field=needs_field
-    )
+    try:
+        text = env.get_template("bindings.py.jinja2").render(
+            b=bindings, exported=exported, event_union=event_union, needs_field=needs_field
+        )
+    except jinja2.TemplateError as exc:
+        raise CodegenError(f"the template cannot render it: {exc}", None) from None
     return format_source(text)
 
 
@@ -54,17 +58,37 @@ def format_source(text: str) -> str:
         "bindings.py",
         "-",
     ]
-    done = subprocess.run(command, input=text, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, input=text, capture_output=True, text=True, encoding="utf-8", check=False
+    )
     if done.returncode != 0:
-        raise CodegenError(f"ruff format failed on the generated module:\n{done.stderr}")
+        raise CodegenError(f"ruff format failed on the generated module:\n{done.stderr}", None)
     return done.stdout
 
 
 def docstring(text: str, indent: int) -> str:
-    """A triple-quoted docstring wrapped to the project's line length."""
+    """``text`` as a triple-quoted docstring wrapped to the project's line length: a literal
+    that reads back as ``text`` whatever it holds."""
+    body = _docstring_body(text)
     width = 100 - indent
-    if len(text) + 6 <= width:
-        return f'"""{text}"""'
-    lines = textwrap.wrap(text, width=width, break_on_hyphens=False)
+    if len(body) + 6 <= width:
+        return f'"""{body}"""'
+    lines = textwrap.wrap(body, width=width, break_long_words=False, break_on_hyphens=False)
     pad = " " * indent
     return '"""' + f"\n{pad}".join(lines) + f'\n{pad}"""'
+
+
+def _docstring_body(text: str) -> str:
+    """``text`` escaped for a docstring: backslashes doubled, unprintable characters as their
+    escapes, and a quote escaped wherever it would close the string (before a quote, or last)."""
+    out = []
+    for index, char in enumerate(text):
+        if char == "\\":
+            out.append("\\\\")
+        elif char == '"' and text[index + 1 : index + 2] in ('"', ""):
+            out.append('\\"')
+        elif not char.isprintable():
+            out.append(repr(char)[1:-1])
+        else:
+            out.append(char)
+    return "".join(out)
