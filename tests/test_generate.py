@@ -435,3 +435,36 @@ def test_schemas_that_would_overflow_the_stack_are_refused(
     with pytest.raises(CodegenError, match=complaint) as caught:
         agui_msgspec.generate(schema, tmp_path / "out")
     assert caught.value.pointer == pointer
+
+
+@pytest.mark.parametrize(
+    ("edit", "complaint"),
+    [
+        (
+            lambda s: s["$defs"]["RunStartedEvent"]["properties"]["runId"].update(minLength=-1),
+            "ValueError: `min_length` must be >= 0",
+        ),
+        (
+            lambda s: s["$defs"]["RunStartedEvent"]["properties"]["runId"].update(pattern="("),
+            "missing ), unterminated subpattern",
+        ),
+        (  # aliases come before the Structs in the module
+            lambda s: s["$defs"].update(Alias={"$ref": "#/$defs/RunStartedEvent"}),
+            "NameError: name 'RunStartedEvent' is not defined",
+        ),
+        (
+            lambda s: s["$defs"]["RunStartedEvent"]["properties"].update(
+                x={"type": "array", "default": [1]}
+            ),
+            "TypeError: Using a non-empty mutable collection ([1]) as a default value is unsafe",
+        ),
+    ],
+    ids=["negative-length", "bad-pattern", "alias-of-a-later-struct", "mutable-default"],
+)
+def test_a_module_that_would_not_import_is_not_written(
+    edit: Callable[[dict[str, Any]], object], complaint: str, tmp_path: Path
+) -> None:
+    with pytest.raises(CodegenError, match="the generated module does not import") as caught:
+        agui_msgspec.generate(edited_schema(tmp_path, edit), tmp_path / "out")
+    assert complaint in str(caught.value)
+    assert not (tmp_path / "out").exists()

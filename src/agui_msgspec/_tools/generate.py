@@ -36,8 +36,8 @@ def generate(
     (``MAJOR.MINOR``) default to what the schema's ``$id`` names
     (``.../spec/1.1/schema.json``: ``v1_1`` and ``1.1``); give them for a draft.
     Raises :class:`UsageError` for a missing ``codegen`` extra or a bad name, and its
-    subclass ``CodegenError`` for a schema the generator cannot turn into a module
-    (``pointer``: where in the schema, a JSON Pointer). The schema is read as data:
+    subclass ``CodegenError`` for a schema the generator cannot turn into a module that
+    imports (``pointer``: where in the schema, a JSON Pointer). The schema is read as data:
     its ``$ref`` must name its own ``$defs``, never another file or a URL.
     """
     if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
