@@ -15,6 +15,9 @@ makes the msgspec decisions itself:
   and validated against the union's Structs by the runtime;
 - ``{"not": {"type": "null"}}`` becomes ``NonNullValue``, a union of every JSON
   type but null, so msgspec itself rejects ``null`` there.
+
+The schema may be anyone's: :mod:`.check` vets it first, every name written unquoted
+passes :func:`~.check.check_name`, and every value is written as its ``repr``.
 """
 
 from __future__ import annotations
@@ -22,23 +25,31 @@ from __future__ import annotations
 import hashlib
 import json
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datamodel_code_generator import Error as ParserError
 from datamodel_code_generator.enums import DataModelType
 from datamodel_code_generator.model import get_data_model_types
 from datamodel_code_generator.model.base import DataModel
 from datamodel_code_generator.parser.jsonschema import JsonSchemaParser
 from datamodel_code_generator.types import DataType
 
-DEFS_PREFIX = "#/$defs/"
-NON_NULL = "NonNullValue"
-
-
-class CodegenError(Exception):
-    """The schema cannot be turned into bindings; the message says why."""
+from .check import (
+    CLASS_BODY_NAMES,
+    DEFS_PREFIX,
+    MODULE_NAMES,
+    NON_NULL,
+    CodegenError,
+    Kind,
+    check_name,
+    check_schema,
+    kind_under,
+    pointer_to,
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,7 @@ class FieldSpec:
     required: bool
     default: str | None
     explicit_name: bool
+    pointer: str  # the property in the schema
 
 
 @dataclass
@@ -115,8 +127,8 @@ def camel_case(attr: str) -> str:
 
 
 def short_doc(node: dict[str, Any]) -> str:
-    text = " ".join(str(node.get("description", "")).split())
-    return text.replace('"""', "'''").replace("\\", "\\\\")
+    """The description on one line; the template writes it as a docstring literal."""
+    return " ".join(str(node.get("description", "")).split())
 
 
 def version_from_id(schema_id: str) -> str | None:
@@ -129,16 +141,56 @@ def module_name_for(protocol_version: str) -> str:
     return "v" + re.sub(r"[^0-9a-zA-Z]+", "_", protocol_version)
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is out of range")
+    return number
+
+
+def _not_json(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str) -> Any:
+    """The schema's JSON: no NaN or Infinity (not JSON, and their ``repr`` is no literal)."""
+    try:
+        return json.loads(text, parse_float=_finite, parse_constant=_not_json)
+    except RecursionError:
+        raise CodegenError("nested deeper than Python's JSON reader goes", None) from None
+    except ValueError as exc:
+        raise CodegenError(f"not a readable JSON Schema: {exc}", None) from None
+
+
+def for_parser(node: Any, kind: Kind = "schema") -> Any:
+    """The schema as datamodel-code-generator is given it: each enum cut to its first value.
+    The generator reads enum values from the schema itself, and the parser names a member
+    per value at a cost that grows with the values before it (200,000 values: 541 s)."""
+    if isinstance(node, list):
+        return [for_parser(item, kind) for item in node]
+    if not isinstance(node, dict) or kind == "data":
+        return node
+    return {
+        key: value[:1]
+        if kind == "schema" and key == "enum"
+        else for_parser(value, kind_under(key, kind))
+        for key, value in node.items()
+    }
+
+
 class _Reader:
-    def __init__(self, text: str, module_name: str | None, protocol_version: str | None) -> None:
-        self.raw: dict[str, Any] = json.loads(text)
-        if not isinstance(self.raw, dict) or not isinstance(self.raw.get("$defs"), dict):
-            raise CodegenError("not an AG-UI schema: no $defs object")
+    def __init__(
+        self, text: str, folder: Path, module_name: str | None, protocol_version: str | None
+    ) -> None:
+        self.raw: dict[str, Any] = parse_json(text)
+        check_schema(self.raw)
         self.defs: dict[str, Any] = self.raw["$defs"]
-        schema_id = str(self.raw.get("$id", ""))
+        schema_id: str = self.raw.get("$id", "")
         version = protocol_version or version_from_id(schema_id)
         if version is None:
-            raise CodegenError(f"cannot read a protocol version from $id {schema_id!r}: give one")
+            raise CodegenError(
+                f"cannot read a protocol version from $id {schema_id!r}: give one", "/$id"
+            )
         self.bindings = Bindings(
             module_name=module_name or module_name_for(version),
             protocol_version=version,
@@ -146,18 +198,24 @@ class _Reader:
             sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         )
         types = get_data_model_types(DataModelType.MsgspecStruct)
-        parser = JsonSchemaParser(
-            text,
-            data_model_type=types.data_model,
-            data_model_root_type=types.root_model,
-            data_model_field_type=types.field_model,
-            data_type_manager_type=types.data_type_manager,
-            dump_resolve_reference_action=types.dump_resolve_reference_action,
-            field_constraints=True,
-        )
-        parser.parse_raw()
+        try:
+            parser = JsonSchemaParser(
+                json.dumps(for_parser(self.raw)),
+                data_model_type=types.data_model,
+                data_model_root_type=types.root_model,
+                data_model_field_type=types.field_model,
+                data_type_manager_type=types.data_type_manager,
+                dump_resolve_reference_action=types.dump_resolve_reference_action,
+                field_constraints=True,
+                base_path=folder,  # nothing outside the schema's folder, nothing remote
+                allow_remote_refs=False,
+            )
+            parser.parse_raw()
+        except ParserError as exc:
+            raise CodegenError(f"datamodel-code-generator cannot read it: {exc}", None) from None
         self.models: dict[str, DataModel] = {m.reference.path: m for m in parser.results}
-        self.tags = self._find_tags()
+        self.names: dict[str, str] = {}  # every name the module defines → where in the schema
+        self.tags: dict[str, tuple[str, str]] = {}
 
     # --- classification, from the raw schema -------------------------------------------
 
@@ -198,11 +256,11 @@ class _Reader:
                     and all(isinstance(c, str) for c in consts)
                     and len(set(consts)) == len(consts)
                 ):
-                    _check_name(snake_case(prop), f"{name}'s tag property {prop!r}")
                     tags.update({m: (prop, str(c)) for m, c in zip(members, consts, strict=False)})
                     break
             else:
-                raise CodegenError(f"oneOf {name} has no discriminating const property")
+                at = pointer_to("$defs", name, "oneOf")
+                raise CodegenError(f"oneOf {name} has no discriminating const property", at)
         return tags
 
     def _raw_property(self, name: str, wire: str) -> dict[str, Any]:
@@ -218,28 +276,30 @@ class _Reader:
 
     # --- type expressions, from datamodel-code-generator's data types ---------------------
 
-    def annotation(self, data_type: DataType, constraints: Any = None) -> str:
+    def annotation(self, data_type: DataType, at: str, constraints: Any = None) -> str:
+        """The type expression for ``data_type``, read from the schema at ``at``."""
         if data_type.literals:
-            return "Literal[" + ", ".join(json.dumps(v) for v in data_type.literals) + "]"
+            return "Literal[" + ", ".join(_literal(v) for v in data_type.literals) + "]"
         if data_type.reference is not None:
-            return self._reference(data_type.reference.path)
+            return self._reference(data_type.reference.path, at)
         if data_type.is_dict:
             return "dict[str, Any]"
         if data_type.is_list:
-            return self._with_meta(f"list[{self.annotation(data_type.data_types[0])}]", constraints)
+            items = self.annotation(data_type.data_types[0], at)
+            return self._with_meta(f"list[{items}]", constraints)
         if len(data_type.data_types) == 1:
-            return self.annotation(data_type.data_types[0], constraints)
+            return self.annotation(data_type.data_types[0], at, constraints)
         if data_type.data_types:
-            return " | ".join(self.annotation(member) for member in data_type.data_types)
+            return " | ".join(self.annotation(member, at) for member in data_type.data_types)
         scalar = {"str": "str", "int": "int", "float": "float", "bool": "bool"}.get(
             str(data_type.type), "Any"
         )
         return self._with_meta(scalar, constraints)
 
-    def _reference(self, path: str) -> str:
+    def _reference(self, path: str, at: str) -> str:
         name = path.removeprefix(DEFS_PREFIX)
-        if name not in self.defs:
-            raise CodegenError(f"unsupported reference {path}")
+        if name not in self.defs:  # a type the parser made of a nested schema
+            raise CodegenError(f"unsupported reference {path}", at)
         members = self._union_members(name)
         if members is not None and not all(self._is_closed(m) for m in members):
             return "dict[str, Any]"  # open union: carried as a dict, validated by the runtime
@@ -267,6 +327,8 @@ class _Reader:
 
     def read(self) -> Bindings:
         out = self.bindings
+        self._declare_names()
+        self.tags = self._find_tags()
         out.aliases.append(
             AliasSpec(
                 NON_NULL,
@@ -275,8 +337,8 @@ class _Reader:
             )
         )
         for name, node in self.defs.items():
-            _check_name(name, f"$defs name {name!r}")
             doc = short_doc(node)
+            at = pointer_to("$defs", name)
             model = self.models.get(DEFS_PREFIX + name)
             if "enum" in node:
                 out.enums.append(EnumSpec(name, doc, tuple(node["enum"])))
@@ -287,19 +349,39 @@ class _Reader:
             elif node.get("type") == "object":
                 if not self._is_mixin(name):
                     out.structs.append(self._struct(name, doc))
-            elif model is not None:
+            elif model is not None and model.fields:
                 target = out.late_aliases if node.get("type") == "array" else out.aliases
-                target.append(
-                    AliasSpec(
-                        name,
-                        doc,
-                        self.annotation(model.fields[0].data_type, model.fields[0].constraints),
-                    )
-                )
+                root = model.fields[0]
+                annotation = self.annotation(root.data_type, at, root.constraints)
+                target.append(AliasSpec(name, doc, annotation))
             else:
-                raise CodegenError(f"unsupported definition {name}")
+                raise CodegenError(f"unsupported definition {name}", at)
         self._collect_inline_enums()
+        if not any(union.name == "Event" for union in out.unions):
+            raise CodegenError(
+                "no Event union: an AG-UI schema defines Event as a oneOf of the event objects,"
+                " tagged by a const property",
+                pointer_to("$defs", "Event") if "Event" in self.defs else "/$defs",
+            )
         return out
+
+    def _declare_names(self) -> None:
+        """Check every name the module defines, before any is used: the definitions', and the
+        enums of properties, whichever definition holds them."""
+        for name in self.defs:
+            self._declare(name, pointer_to("$defs", name))
+        for name, node in self.defs.items():
+            for wire, prop in node.get("properties", {}).items():
+                if "enum" in prop:
+                    at = pointer_to("$defs", name, "properties", wire)
+                    self._declare(_inline_enum_name(name, wire), at)
+
+    def _declare(self, name: str, pointer: str) -> None:
+        check_name(name, pointer, MODULE_NAMES)
+        if name in self.names:
+            taken = f"#{self.names[name]} already takes it"
+            raise CodegenError(f"{name!r} is not usable as a Python name: {taken}", pointer)
+        self.names[name] = pointer
 
     def _add_union(self, name: str, doc: str) -> None:
         members = self._union_members(name) or []
@@ -308,16 +390,23 @@ class _Reader:
         self.bindings.unions.append(UnionSpec(name, doc, tag_field, pairs))
 
     def _struct(self, name: str, doc: str) -> StructSpec:
-        model = self.models[DEFS_PREFIX + name]
         tag_field, tag = self.tags.get(name, (None, None))
         by_wire: dict[str, FieldSpec] = {}
-        for base in self._mixins(name):
-            for spec in self._fields(base, self.models[DEFS_PREFIX + base]):
+        for owner in [*self._mixins(name), name]:
+            for spec in self._fields(owner, self._model(owner)):
                 by_wire[spec.wire] = spec
-        for spec in self._fields(name, model):
-            by_wire[spec.wire] = spec
         by_wire.pop(tag_field or "", None)
         fields = sorted(by_wire.values(), key=lambda spec: not spec.required)
+        attrs: dict[str, str] = {}  # attribute → the wire name it stands for
+        if tag_field is not None:
+            at = pointer_to("$defs", name, "properties", tag_field)
+            attrs[self._check_attr(snake_case(tag_field), at)] = tag_field
+        for spec in fields:
+            if spec.attr in attrs:
+                taken = f"{attrs[spec.attr]!r} already becomes the attribute"
+                detail = f"{spec.attr!r} is not usable as a Python name: {taken}"
+                raise CodegenError(detail, spec.pointer)
+            attrs[spec.attr] = spec.wire
         for spec in fields:
             union = self._open_union_of(name, spec.wire)
             if union:
@@ -337,6 +426,22 @@ class _Reader:
             return None
         return ref
 
+    def _model(self, name: str) -> DataModel:
+        model = self.models.get(DEFS_PREFIX + name)
+        if model is None:
+            raise CodegenError(
+                "datamodel-code-generator made no model of it", pointer_to("$defs", name)
+            )
+        return model
+
+    def _check_attr(self, attr: str, pointer: str) -> str:
+        """A Struct's attribute: its body reads the module's names, so it may shadow none."""
+        check_name(attr, pointer, CLASS_BODY_NAMES)
+        if attr in self.names:
+            shadows = f"it would shadow #{self.names[attr]} in its Struct"
+            raise CodegenError(f"{attr!r} is not usable as a Python name: {shadows}", pointer)
+        return attr
+
     def _mixins(self, name: str) -> list[str]:
         found: list[str] = []
         for ref in self.defs[name].get("allOf", []):
@@ -349,23 +454,20 @@ class _Reader:
         for f in model.fields:
             wire = f.original_name or f.name or ""
             raw = self._raw_property(owner, wire)
+            at = pointer_to("$defs", owner, "properties", wire)
             extras = f.extras or {}
             if raw.get("not") == {"type": "null"}:
                 annotation = NON_NULL
             elif "const" in extras:
-                annotation = f"Literal[{json.dumps(extras['const'])}]"
+                annotation = f"Literal[{_literal(extras['const'])}]"
             elif "enum" in raw:
                 annotation = _inline_enum_name(owner, wire)
             else:
-                annotation = self.annotation(f.data_type, f.constraints)
-            attr = snake_case(wire)
-            _check_name(attr, f"{owner}.{wire}")
+                annotation = self.annotation(f.data_type, at, f.constraints)
+            attr = self._check_attr(snake_case(wire), at)
             default = None if f.default is None or f.required else _literal(f.default)
-            specs.append(
-                FieldSpec(
-                    attr, wire, annotation, bool(f.required), default, camel_case(attr) != wire
-                )
-            )
+            explicit = camel_case(attr) != wire
+            specs.append(FieldSpec(attr, wire, annotation, bool(f.required), default, explicit, at))
         return specs
 
     def _collect_inline_enums(self) -> None:
@@ -376,12 +478,6 @@ class _Reader:
                     self.bindings.enums.append(
                         EnumSpec(_inline_enum_name(name, wire), short_doc(prop), values)
                     )
-
-
-def _check_name(name: str, what: str) -> None:
-    """The schema's names become Python names in the module: nothing else may pass."""
-    if not name.isidentifier() or keyword.iskeyword(name):
-        raise CodegenError(f"{what} is not usable as a Python name")
 
 
 def _inline_enum_name(owner: str, wire: str) -> str:
@@ -410,9 +506,11 @@ def _ecma_pattern(pattern: str | None) -> str | None:
 
 
 def _literal(value: Any) -> str:
+    """A value from the schema as Python source: its ``repr``, a literal for every JSON value
+    (numbers are finite: :func:`parse_json` refuses the rest)."""
     if hasattr(value, "value"):  # datamodel-code-generator wraps numeric bounds
         value = value.value
-    return json.dumps(value) if isinstance(value, str) else repr(value)
+    return repr(value)
 
 
 def read_schema(
@@ -420,4 +518,8 @@ def read_schema(
 ) -> Bindings:
     """The bindings for the schema at ``path``; ``module_name`` and ``protocol_version``
     default to what its ``$id`` names (``.../spec/1.1/schema.json``: ``v1_1``, ``1.1``)."""
-    return _Reader(path.read_text(encoding="utf-8"), module_name, protocol_version).read()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CodegenError(f"not a readable JSON Schema: not UTF-8 ({exc.reason})", None) from None
+    return _Reader(text, path.parent, module_name, protocol_version).read()

@@ -35,8 +35,10 @@ def generate(
     and it is accepted wherever a ``version=`` is. ``module`` and ``protocol_version``
     (``MAJOR.MINOR``) default to what the schema's ``$id`` names
     (``.../spec/1.1/schema.json``: ``v1_1`` and ``1.1``); give them for a draft.
-    Raises :class:`UsageError` for a missing ``codegen`` extra, a bad name or a
-    schema the generator cannot read.
+    Raises :class:`UsageError` for a missing ``codegen`` extra or a bad name, and its
+    subclass ``CodegenError`` for a schema the generator cannot turn into a module that
+    imports (``pointer``: where in the schema, a JSON Pointer). The schema is read as data:
+    its ``$ref`` must name its own ``$defs``, never another file or a URL.
     """
     if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
         raise UsageError(f"module name {module!r} is not usable: not a Python identifier")
@@ -52,9 +54,9 @@ def generate(
     source = Path(schema)
     try:
         return write_module(source, Path(out), module=module, protocol_version=protocol_version)
+    except CodegenError as exc:
+        raise CodegenError(exc.detail, exc.pointer, schema=str(source)) from None
+    except RecursionError:  # a chain of definitions too long for the parser's recursion
+        raise CodegenError("nested too deeply to generate", None, schema=str(source)) from None
     except OSError as exc:
         raise UsageError(f"cannot generate: {exc.filename}: {exc.strerror or exc}") from None
-    except ValueError as exc:  # the JSON parser's error, or the schema's
-        raise UsageError(f"{str(source)!r} is not a readable JSON Schema: {exc}") from None
-    except CodegenError as exc:
-        raise UsageError(f"cannot generate from {str(source)!r}: {exc}") from None
