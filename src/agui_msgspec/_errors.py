@@ -9,6 +9,7 @@
     ├── HttpAgentError           the endpoint answered without an event stream: .status_code ...
     ├── RunFailed                the run reported its own failure (RUN_ERROR): .result .error
     └── UsageError               the library was called wrongly (also a ValueError)
+        └── CodegenError         a schema the generator cannot turn into bindings: .pointer
 
 A bad stream raises :class:`ProtocolViolation` (or a subclass) and nothing else:
 ``rule`` is a stable id (the docs list them), ``index`` the 0-based position of
@@ -103,6 +104,26 @@ class TransportError(ProtocolViolation):
 
 class UsageError(AguiError, ValueError):
     """The library was called wrongly (an unknown protocol version, say); not a stream problem."""
+
+
+class CodegenError(UsageError):
+    """The schema cannot be turned into bindings: ``pointer`` is where (a JSON Pointer into the
+    schema; ``None`` when the fault is in no one place), ``schema`` the file, the message why."""
+
+    def __init__(self, detail: str, pointer: str | None, *, schema: str = "") -> None:
+        self.detail = detail
+        self.pointer = pointer
+        self.schema = schema
+        super().__init__(str(self))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.detail, self.pointer), {"schema": self.schema})
+
+    def __str__(self) -> str:
+        where = [f"cannot generate from {self.schema!r}"] if self.schema else []
+        if self.pointer is not None:
+            where.append(f"at #{self.pointer}")
+        return f"{' '.join(where)}: {self.detail}" if where else self.detail
 
 
 class HttpAgentError(AguiError):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .check import CodegenError
+from agui_msgspec._errors import CodegenError
+
 from .model import read_schema
 from .render import render_module
 

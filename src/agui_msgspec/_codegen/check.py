@@ -14,7 +14,8 @@ import unicodedata
 from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
-from agui_msgspec._errors import UsageError
+from agui_msgspec._errors import CodegenError
+from agui_msgspec._json import pointer_token
 
 DEFS_PREFIX = "#/$defs/"
 NON_NULL = "NonNullValue"
@@ -61,29 +62,9 @@ Kind = Literal["schema", "map", "data"]
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class CodegenError(UsageError):
-    """The schema cannot be turned into bindings: ``pointer`` is where (a JSON Pointer into the
-    schema; ``None`` when the fault is in no one place), ``schema`` the file, the message why."""
-
-    def __init__(self, detail: str, pointer: str | None, *, schema: str = "") -> None:
-        self.detail = detail
-        self.pointer = pointer
-        self.schema = schema
-        super().__init__(str(self))
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.detail, self.pointer), {"schema": self.schema})
-
-    def __str__(self) -> str:
-        where = [f"cannot generate from {self.schema!r}"] if self.schema else []
-        if self.pointer is not None:
-            where.append(f"at #{self.pointer}")
-        return f"{' '.join(where)}: {self.detail}" if where else self.detail
-
-
 def pointer_to(*keys: str | int) -> str:
-    """The JSON Pointer to ``keys`` (RFC 6901: ``~`` and ``/`` escaped)."""
-    return "".join("/" + str(key).replace("~", "~0").replace("/", "~1") for key in keys)
+    """The JSON Pointer to ``keys``."""
+    return "".join("/" + pointer_token(str(key)) for key in keys)
 
 
 def check_name(name: str, pointer: str, taken: Collection[str]) -> str:

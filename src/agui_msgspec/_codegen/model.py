@@ -38,12 +38,13 @@ from datamodel_code_generator.model.base import DataModel
 from datamodel_code_generator.parser.jsonschema import JsonSchemaParser
 from datamodel_code_generator.types import DataType
 
+from agui_msgspec._errors import CodegenError
+
 from .check import (
     CLASS_BODY_NAMES,
     DEFS_PREFIX,
     MODULE_NAMES,
     NON_NULL,
-    CodegenError,
     Kind,
     check_name,
     check_schema,

@@ -14,7 +14,9 @@ from pathlib import Path
 import jinja2
 import msgspec
 
-from .check import TABLE_NAMES, CodegenError
+from agui_msgspec._errors import CodegenError
+
+from .check import TABLE_NAMES
 from .model import Bindings
 
 TEMPLATES = Path(__file__).parent / "templates"
