@@ -108,3 +108,12 @@ def test_union_without_a_wire_strategy_stops_generation(tmp_path: Path) -> None:
     done = _run(tmp_path, schema)
     assert done.returncode != 0
     assert "WireSchemaError: union Extra has no wire strategy" in done.stderr
+
+
+def test_an_id_that_would_write_code_into_the_wire_module_is_refused(tmp_path: Path) -> None:
+    schema = _schema()
+    schema["$id"] = 'https://x/spec/1.1/schema.json\nimport os; os.system("echo INJECTED")\n#'
+    done = _run(tmp_path, schema)
+    assert done.returncode != 0
+    assert "$id is not a one-line printable string" in done.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

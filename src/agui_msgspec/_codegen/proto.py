@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agui_msgspec._errors import CodegenError
+
 from .model import module_name_for
 from .render import format_source
 
@@ -576,8 +578,11 @@ class _Builder:
 def build_model(schema_path: Path, freeze: Freeze) -> WireModel:
     raw = schema_path.read_bytes()
     schema = json.loads(raw)
-    schema_id = schema["$id"]
-    version_match = re.search(r"/spec/([^/]+)/schema\.json$", schema_id)
+    schema_id = schema.get("$id") if isinstance(schema, dict) else None
+    # Both are written into comments, a docstring and a package name: one plain line only.
+    if not isinstance(schema_id, str) or not schema_id.isprintable():
+        raise CodegenError("$id is not a one-line printable string", "/$id")
+    version_match = re.search(r"/spec/([0-9A-Za-z._-]+)/schema\.json$", schema_id)
     version = version_match[1] if version_match else "draft"
     enums, messages = _Builder(schema, freeze).build()
     return WireModel(version, schema_id, hashlib.sha256(raw).hexdigest(), enums, messages)
