@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from measure import MiB, peak_bytes
+from payloads import in_run, wire_event
 
 import agui_msgspec
 from agui_msgspec import consume
@@ -300,18 +301,6 @@ def test_upstream_schema_generates_the_same_structure(
 SCHEMA_POINTER = json.loads((ROOT / "schema" / "1.1" / "schema.json").read_text())
 
 
-def event(**fields: Any) -> bytes:
-    return msgspec.json.encode(fields)
-
-
-def in_run(*payloads: bytes) -> list[bytes]:
-    return [
-        event(type="RUN_STARTED", threadId="t", runId="r"),
-        *payloads,
-        event(type="RUN_FINISHED", threadId="t", runId="r"),
-    ]
-
-
 def _schema_pointer_pattern() -> str:
     def find(node: Any) -> str | None:
         if isinstance(node, dict):
@@ -333,7 +322,7 @@ SCHEMA_PATTERN = re.compile(_schema_pointer_pattern().removesuffix("$") + r"\Z")
 
 def pointer_accepted(pointer: str) -> bool:
     delta = [{"op": "add", "path": pointer, "value": 1}]
-    result = consume(in_run(event(type="STATE_DELTA", delta=delta)))
+    result = consume(in_run(wire_event(type="STATE_DELTA", delta=delta)))
     if result.violation is None:
         return True
     assert result.violation.rule == "malformed-event", result.violation
@@ -366,7 +355,9 @@ def test_the_pointer_check_agrees_with_the_schema_pattern(pointer: str) -> None:
     ids=["long-token", "many-tokens", "near-miss-tildes", "near-miss-end"],
 )
 def test_a_long_pointer_is_checked_in_bounded_memory(pointer: str) -> None:
-    body = in_run(event(type="STATE_DELTA", delta=[{"op": "add", "path": pointer, "value": 1}]))
+    body = in_run(
+        wire_event(type="STATE_DELTA", delta=[{"op": "add", "path": pointer, "value": 1}])
+    )
     _, peak = peak_bytes(lambda: consume(body, keep_events=False))
     # The body itself is 4 MB; the schema's pattern in re took ~180 bytes per character.
     assert peak < 3 * len(pointer) + 4 * MiB

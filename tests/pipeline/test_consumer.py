@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from measure import MiB, peak_bytes
+from payloads import in_run, wire_event
 from strategies import valid_streams
 
 import agui_msgspec as agui
@@ -534,27 +535,15 @@ def test_event_structs_are_payloads_too() -> None:
 # --- memory: a dropped consumer, a whole body framed in slices -----------------------------------
 
 
-def event(**fields: Any) -> bytes:
-    return msgspec.json.encode(fields)
-
-
-def in_run(*payloads: bytes) -> list[bytes]:
-    return [
-        event(type="RUN_STARTED", threadId="t", runId="r"),
-        *payloads,
-        event(type="RUN_FINISHED", threadId="t", runId="r"),
-    ]
-
-
 def test_a_dropped_consumer_is_freed_at_once_without_the_cyclic_collector() -> None:
     """Its messages and state go with it: a server dropping a consumer per stream must not
     hold each conversation until the collector's next full pass."""
     consumer = Consumer(on_warning=lambda message: None)
     for payload in in_run(
-        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", vendor=1),
-        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * 10_000),
-        event(type="TEXT_MESSAGE_END", messageId="m"),
-        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/a", "value": [1]}]),
+        wire_event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", vendor=1),
+        wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * 10_000),
+        wire_event(type="TEXT_MESSAGE_END", messageId="m"),
+        wire_event(type="STATE_DELTA", delta=[{"op": "add", "path": "/a", "value": [1]}]),
     ):
         consumer.feed(payload)
     consumer.close()

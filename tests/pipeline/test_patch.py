@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from measure import MiB, peak_bytes
+from payloads import in_run, wire_event
 
 from agui_msgspec import Consumer, consume
 from agui_msgspec._pipeline.patch import (
@@ -598,19 +599,7 @@ def test_matches_the_reference_model(data: st.DataObject) -> None:
 # --- JSON Patch amplification and depth: bounded work and memory (tracemalloc peaks) -------------
 
 
-def event(**fields: Any) -> bytes:
-    return msgspec.json.encode(fields)
-
-
-def in_run(*payloads: bytes) -> list[bytes]:
-    return [
-        event(type="RUN_STARTED", threadId="t", runId="r"),
-        *payloads,
-        event(type="RUN_FINISHED", threadId="t", runId="r"),
-    ]
-
-
-START = event(type="RUN_STARTED", threadId="t", runId="r")
+START = wire_event(type="RUN_STARTED", threadId="t", runId="r")
 
 
 def doubling(count: int, key: str = "k") -> list[dict[str, Any]]:
@@ -622,14 +611,18 @@ def doubling(count: int, key: str = "k") -> list[dict[str, Any]]:
 def test_a_doubling_patch_is_refused_before_it_builds_the_state(kind: str) -> None:
     if kind == "state":
         body = in_run(
-            event(type="STATE_SNAPSHOT", snapshot={"seed": "x" * 64}),
-            event(type="STATE_DELTA", delta=doubling(30)),
+            wire_event(type="STATE_SNAPSHOT", snapshot={"seed": "x" * 64}),
+            wire_event(type="STATE_DELTA", delta=doubling(30)),
         )
         field = "/delta"
     else:
         body = in_run(
-            event(type="ACTIVITY_SNAPSHOT", messageId="a", activityType="plan", content={"s": 1}),
-            event(type="ACTIVITY_DELTA", messageId="a", activityType="plan", patch=doubling(30)),
+            wire_event(
+                type="ACTIVITY_SNAPSHOT", messageId="a", activityType="plan", content={"s": 1}
+            ),
+            wire_event(
+                type="ACTIVITY_DELTA", messageId="a", activityType="plan", patch=doubling(30)
+            ),
         )
         field = "/patch"
     result, peak = peak_bytes(lambda: consume(body, max_state_size=256 * 1024))
@@ -641,7 +634,7 @@ def test_a_doubling_patch_is_refused_before_it_builds_the_state(kind: str) -> No
 
 
 def test_with_the_defaults_a_small_patch_builds_little() -> None:
-    body = in_run(event(type="STATE_DELTA", delta=doubling(40)))
+    body = in_run(wire_event(type="STATE_DELTA", delta=doubling(40)))
     result, peak = peak_bytes(lambda: consume(body))
     assert result.violation is not None
     assert result.violation.rule == "state-too-large"
@@ -652,9 +645,9 @@ def test_with_the_defaults_a_small_patch_builds_little() -> None:
 def test_a_patch_ending_in_a_failing_test_does_bounded_work_and_keeps_the_state() -> None:
     delta = [*doubling(30), {"op": "test", "path": "/k0", "value": 0}]
     body = in_run(
-        event(type="STATE_SNAPSHOT", snapshot={"a": 1}),
-        event(type="STATE_DELTA", delta=delta),
-        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+        wire_event(type="STATE_SNAPSHOT", snapshot={"a": 1}),
+        wire_event(type="STATE_DELTA", delta=delta),
+        wire_event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
     )
     result, peak = peak_bytes(lambda: consume(body, max_state_size=256 * 1024))
     # The copies pass the bound before the test is reached: refused, not 2**30 values built.
@@ -670,9 +663,9 @@ def test_a_failing_patch_within_bounds_leaves_the_state_as_it_was() -> None:
         {"op": "test", "path": "/k0", "value": 0},
     ]
     body = in_run(
-        event(type="STATE_SNAPSHOT", snapshot={"seed": [1, 2]}),
-        event(type="STATE_DELTA", delta=delta),
-        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
+        wire_event(type="STATE_SNAPSHOT", snapshot={"seed": [1, 2]}),
+        wire_event(type="STATE_DELTA", delta=delta),
+        wire_event(type="STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": 2}]),
     )
     result = consume(body)
     assert result.violation is None
@@ -692,11 +685,11 @@ def test_a_failing_patch_undoes_every_kind_of_scalar_write() -> None:
         {"op": "test", "path": "/a/list/1", "value": 3},  # fails: every write above is undone
     ]
     consumer = Consumer()
-    delivered = consumer.feed_many([START, event(type="STATE_SNAPSHOT", snapshot=start)])
-    consumer.feed(event(type="STATE_DELTA", delta=delta))
+    delivered = consumer.feed_many([START, wire_event(type="STATE_SNAPSHOT", snapshot=start)])
+    consumer.feed(wire_event(type="STATE_DELTA", delta=delta))
     assert consumer.violation is None
     assert consumer.state == start
-    consumer.feed(event(type="STATE_DELTA", delta=delta[:-1]))
+    consumer.feed(wire_event(type="STATE_DELTA", delta=delta[:-1]))
     assert consumer.state == {"a": {"n": 2, "s": "z", "list": [1, 2], "new": "y"}}
     assert delivered[1].snapshot == start
 
@@ -706,15 +699,17 @@ def test_scalar_writes_keep_the_state_size_exact() -> None:
     write that would pass the bound is refused."""
     note = "x" * 200
     churn = [
-        event(type="STATE_DELTA", delta=[{"op": "add", "path": "/note", "value": note}]),
-        event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/note", "value": note}]),
-        event(type="STATE_DELTA", delta=[{"op": "remove", "path": "/note"}]),
+        wire_event(type="STATE_DELTA", delta=[{"op": "add", "path": "/note", "value": note}]),
+        wire_event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/note", "value": note}]),
+        wire_event(type="STATE_DELTA", delta=[{"op": "remove", "path": "/note"}]),
     ]
-    body = in_run(event(type="STATE_SNAPSHOT", snapshot={"n": 0}), *churn * 200)
+    body = in_run(wire_event(type="STATE_SNAPSHOT", snapshot={"n": 0}), *churn * 200)
     assert consume(body, max_state_size=1024).violation is None
-    too_big = event(type="STATE_DELTA", delta=[{"op": "add", "path": "/big", "value": "x" * 2048}])
+    too_big = wire_event(
+        type="STATE_DELTA", delta=[{"op": "add", "path": "/big", "value": "x" * 2048}]
+    )
     result = consume(
-        in_run(event(type="STATE_SNAPSHOT", snapshot={"n": 0}), too_big), max_state_size=1024
+        in_run(wire_event(type="STATE_SNAPSHOT", snapshot={"n": 0}), too_big), max_state_size=1024
     )
     assert result.violation is not None
     assert (result.violation.rule, result.violation.index) == ("state-too-large", 2)
@@ -723,8 +718,8 @@ def test_scalar_writes_keep_the_state_size_exact() -> None:
 def test_a_copy_and_remove_cycle_is_bounded_by_the_work_a_patch_may_do() -> None:
     cycle = [{"op": "copy", "from": "/big", "path": "/c"}, {"op": "remove", "path": "/c"}]
     body = in_run(
-        event(type="STATE_SNAPSHOT", snapshot={"big": ["x" * 100] * 2000}),
-        event(type="STATE_DELTA", delta=cycle * 1000),
+        wire_event(type="STATE_SNAPSHOT", snapshot={"big": ["x" * 100] * 2000}),
+        wire_event(type="STATE_DELTA", delta=cycle * 1000),
     )
     result = consume(body, max_state_size=1 * MiB)
     assert result.violation is not None
@@ -737,7 +732,7 @@ def nesting(levels: int) -> list[dict[str, Any]]:
 
 
 def test_a_patch_may_not_nest_state_deeper_than_the_bound() -> None:
-    body = in_run(event(type="STATE_DELTA", delta=nesting(1300)))
+    body = in_run(wire_event(type="STATE_DELTA", delta=nesting(1300)))
     result = consume(body)
     assert result.violation is not None
     assert result.violation.rule == "too-deep"
@@ -749,7 +744,7 @@ def test_a_patch_may_not_nest_state_deeper_than_the_bound() -> None:
 
 def test_a_copy_or_move_deeper_is_refused_as_too_deep() -> None:
     copy_down = [*nesting(300), {"op": "copy", "from": "/n", "path": "/n" * 300 + "/m"}]
-    result = consume(in_run(event(type="STATE_DELTA", delta=copy_down)))
+    result = consume(in_run(wire_event(type="STATE_DELTA", delta=copy_down)))
     assert result.violation is not None
     assert result.violation.rule == "too-deep"
     move_down = [
@@ -757,12 +752,12 @@ def test_a_copy_or_move_deeper_is_refused_as_too_deep() -> None:
         {"op": "add", "path": "/o", "value": {}},
         {"op": "move", "from": "/n", "path": "/o/n"},
     ]
-    result = consume(in_run(event(type="STATE_DELTA", delta=move_down)), max_state_depth=300)
+    result = consume(in_run(wire_event(type="STATE_DELTA", delta=move_down)), max_state_depth=300)
     assert result.violation is not None
     assert result.violation.rule == "too-deep"
 
 
 def test_state_up_to_the_bound_passes() -> None:
-    result = consume(in_run(event(type="STATE_DELTA", delta=nesting(511))))
+    result = consume(in_run(wire_event(type="STATE_DELTA", delta=nesting(511))))
     assert result.violation is None
     msgspec.json.encode(result.state)

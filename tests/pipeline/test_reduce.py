@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import pytest
 from measure import MiB, peak_bytes
+from payloads import in_run, wire_event
 
 import agui_msgspec as agui
 from agui_msgspec import Consumer, Result, consume
@@ -1080,21 +1081,9 @@ def test_tool_result_is_appended_where_it_arrives() -> None:
 # memory it allocates, after a short and after a long prefix of the same stream.
 
 
-def event(**fields: Any) -> bytes:
-    return msgspec.json.encode(fields)
-
-
-def in_run(*payloads: bytes) -> list[bytes]:
-    return [
-        event(type="RUN_STARTED", threadId="t", runId="r"),
-        *payloads,
-        event(type="RUN_FINISHED", threadId="t", runId="r"),
-    ]
-
-
 def test_the_default_bound_applies_to_a_snapshot_too() -> None:
     # Over 2 million values: past the default 16 MiB, as every value counts at least 8.
-    body = in_run(event(type="STATE_SNAPSHOT", snapshot=[0] * (2 * MiB + 1)))
+    body = in_run(wire_event(type="STATE_SNAPSHOT", snapshot=[0] * (2 * MiB + 1)))
     result = consume(body, keep_events=False)
     assert result.violation is not None
     assert result.violation.rule == "state-too-large"
@@ -1131,12 +1120,12 @@ def cost_of_next(prefix: list[bytes], payload: bytes) -> int:
     return library_lines(lambda: consumer.feed(payload))
 
 
-START_PAYLOAD = event(type="RUN_STARTED", threadId="t", runId="r")
+START_PAYLOAD = wire_event(type="RUN_STARTED", threadId="t", runId="r")
 
 
 def activities(count: int) -> list[bytes]:
     return [
-        event(type="ACTIVITY_SNAPSHOT", messageId=f"a{n}", activityType="p", content={"n": n})
+        wire_event(type="ACTIVITY_SNAPSHOT", messageId=f"a{n}", activityType="p", content={"n": n})
         for n in range(count)
     ]
 
@@ -1146,15 +1135,17 @@ def subagent_chunks(count: int) -> list[bytes]:
         payload
         for n in range(count)
         for payload in (
-            event(type="SUBAGENT_STARTED", subagentRunId=f"s{n}", name="helper"),
-            event(type="TEXT_MESSAGE_CHUNK", subagentRunId=f"s{n}", messageId=f"m{n}", delta="x"),
+            wire_event(type="SUBAGENT_STARTED", subagentRunId=f"s{n}", name="helper"),
+            wire_event(
+                type="TEXT_MESSAGE_CHUNK", subagentRunId=f"s{n}", messageId=f"m{n}", delta="x"
+            ),
         )
     ]
 
 
 def open_reasoning_messages(count: int) -> list[bytes]:
     return [
-        event(type="REASONING_MESSAGE_START", messageId=f"r{n}", role="reasoning")
+        wire_event(type="REASONING_MESSAGE_START", messageId=f"r{n}", role="reasoning")
         for n in range(count)
     ]
 
@@ -1162,11 +1153,11 @@ def open_reasoning_messages(count: int) -> list[bytes]:
 SCENARIOS: dict[str, tuple[Callable[[int], list[bytes]], Callable[[int], bytes]]] = {
     "messages-snapshot-over-open-reasoning": (
         open_reasoning_messages,
-        lambda n: event(type="MESSAGES_SNAPSHOT", messages=[]),
+        lambda n: wire_event(type="MESSAGES_SNAPSHOT", messages=[]),
     ),
     "replace-a-message": (
         activities,
-        lambda n: event(
+        lambda n: wire_event(
             type="ACTIVITY_SNAPSHOT",
             messageId=f"a{n - 1}",
             activityType="p",
@@ -1174,10 +1165,12 @@ SCENARIOS: dict[str, tuple[Callable[[int], list[bytes]], Callable[[int], bytes]]
             replace=True,
         ),
     ),
-    "messages-snapshot": (activities, lambda n: event(type="MESSAGES_SNAPSHOT", messages=[])),
+    "messages-snapshot": (activities, lambda n: wire_event(type="MESSAGES_SNAPSHOT", messages=[])),
     "subagent-chunks": (
         subagent_chunks,
-        lambda n: event(type="TEXT_MESSAGE_CHUNK", subagentRunId="s0", messageId="m0", delta="y"),
+        lambda n: wire_event(
+            type="TEXT_MESSAGE_CHUNK", subagentRunId="s0", messageId="m0", delta="y"
+        ),
     ),
 }
 
@@ -1195,8 +1188,8 @@ def test_an_open_message_held_unread_costs_about_its_text(feed: str) -> None:
     deltas = 100_000
     payloads = [
         START_PAYLOAD,
-        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
-        *[event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="ab")] * deltas,
+        wire_event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        *[wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="ab")] * deltas,
     ]
     consumer = Consumer()
     tracemalloc.start()
@@ -1219,16 +1212,16 @@ def test_an_open_message_held_unread_costs_about_its_text(feed: str) -> None:
 def test_reopening_a_long_message_does_not_copy_its_text() -> None:
     prefix = [
         START_PAYLOAD,
-        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
-        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * (4 * MiB)),
-        event(type="TEXT_MESSAGE_END", messageId="m"),
+        wire_event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="x" * (4 * MiB)),
+        wire_event(type="TEXT_MESSAGE_END", messageId="m"),
     ]
     consumer = Consumer()
     consumer.feed_many(prefix)
     again = [
-        event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
-        event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="y"),
-        event(type="TEXT_MESSAGE_END", messageId="m"),
+        wire_event(type="TEXT_MESSAGE_START", messageId="m", role="assistant"),
+        wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="y"),
+        wire_event(type="TEXT_MESSAGE_END", messageId="m"),
     ]
     _, peak = peak_bytes(lambda: [consumer.feed_many(again) for _ in range(3)])
     assert peak < MiB
@@ -1238,10 +1231,14 @@ def test_reopening_a_long_message_does_not_copy_its_text() -> None:
 def test_a_delta_does_not_copy_the_whole_state() -> None:
     snapshot = {f"key{n}": {"n": n} for n in range(50_000)}
     consumer = Consumer()
-    consumer.feed_many([START_PAYLOAD, event(type="STATE_SNAPSHOT", snapshot=snapshot)])
-    first = event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/key1/n", "value": -1}])
+    consumer.feed_many([START_PAYLOAD, wire_event(type="STATE_SNAPSHOT", snapshot=snapshot)])
+    first = wire_event(
+        type="STATE_DELTA", delta=[{"op": "replace", "path": "/key1/n", "value": -1}]
+    )
     consumer.feed(first)  # the first delta after a snapshot copies it: the event stays as it was
-    delta = event(type="STATE_DELTA", delta=[{"op": "replace", "path": "/key2/n", "value": -2}])
+    delta = wire_event(
+        type="STATE_DELTA", delta=[{"op": "replace", "path": "/key2/n", "value": -2}]
+    )
     _, peak = peak_bytes(lambda: consumer.feed(delta))
     assert peak < 64 * 1024
     assert consumer.state["key1"] == {"n": -1}
@@ -1254,11 +1251,11 @@ def test_metadata_is_merged_key_by_key() -> None:
     consumer.feed_many(
         [
             START_PAYLOAD,
-            event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", metadata=big),
-            event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="a", metadata={"x": 1}),
+            wire_event(type="TEXT_MESSAGE_START", messageId="m", role="assistant", metadata=big),
+            wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="a", metadata={"x": 1}),
         ]
     )
-    more = event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="b", metadata={"y": 2})
+    more = wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="b", metadata={"y": 2})
     _, peak = peak_bytes(lambda: consumer.feed(more))
     assert peak < 64 * 1024
     merged = consumer.messages[0].metadata
@@ -1271,8 +1268,8 @@ def test_reading_the_messages_costs_what_changed_not_the_conversation() -> None:
     consumer = Consumer()
     consumer.feed_many([START_PAYLOAD, *activities(20_000)])
     consumer.messages  # noqa: B018
-    start = event(type="TEXT_MESSAGE_START", messageId="m", role="assistant")
-    delta = event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="hello")
+    start = wire_event(type="TEXT_MESSAGE_START", messageId="m", role="assistant")
+    delta = wire_event(type="TEXT_MESSAGE_CONTENT", messageId="m", delta="hello")
     for payload in (None, start, delta, delta):
         if payload is not None:
             consumer.feed(payload)
@@ -1291,7 +1288,7 @@ def test_the_messages_read_are_live_and_read_only() -> None:
     with pytest.raises(TypeError):
         del messages[0]  # type: ignore[attr-defined]
     kept = list(messages)
-    replace = event(
+    replace = wire_event(
         type="ACTIVITY_SNAPSHOT", messageId="a0", activityType="p", content={"n": 9}, replace=True
     )
     consumer.feed_many([*activities(3)[2:], replace])
@@ -1306,12 +1303,13 @@ def test_the_messages_read_are_live_and_read_only() -> None:
 def test_a_delta_never_changes_the_input_or_a_delivered_snapshot() -> None:
     seed = {"threadId": "t", "runId": "r", "messages": [], "state": {"n": [1]}}
     delta = [{"op": "add", "path": "/n/-", "value": 2}]
-    result = consume(in_run(event(type="STATE_DELTA", delta=delta)), input=seed)
+    result = consume(in_run(wire_event(type="STATE_DELTA", delta=delta)), input=seed)
     assert result.violation is None
     assert result.state == {"n": [1, 2]}
     assert seed["state"] == {"n": [1]}
     body = in_run(
-        event(type="STATE_SNAPSHOT", snapshot={"n": [1]}), event(type="STATE_DELTA", delta=delta)
+        wire_event(type="STATE_SNAPSHOT", snapshot={"n": [1]}),
+        wire_event(type="STATE_DELTA", delta=delta),
     )
     result = consume(body)
     assert result.state == {"n": [1, 2]}

@@ -5,32 +5,19 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from typing import Any
 
-import msgspec
 import pytest
 from measure import MiB
+from payloads import in_run, wire_event
 
 from agui_msgspec import consume
 from agui_msgspec._pipeline.warnings import WarningLog
 
 
-def event(**fields: Any) -> bytes:
-    return msgspec.json.encode(fields)
-
-
-def in_run(*payloads: bytes) -> list[bytes]:
-    return [
-        event(type="RUN_STARTED", threadId="t", runId="r"),
-        *payloads,
-        event(type="RUN_FINISHED", threadId="t", runId="r"),
-    ]
-
-
 def test_nothing_a_stream_chose_is_kept_after_it() -> None:
 
     def stream(name: str) -> list[bytes]:
-        return in_run(event(type="CUSTOM", name="c", value=1, **{name: 1}))
+        return in_run(wire_event(type="CUSTOM", name="c", value=1, **{name: 1}))
 
     tracemalloc.start()
     try:
@@ -49,7 +36,9 @@ def test_nothing_a_stream_chose_is_kept_after_it() -> None:
 
 
 def unknown_properties(count: int) -> list[bytes]:
-    return in_run(*(event(type="CUSTOM", name="c", value=1, **{f"x{n}": 1}) for n in range(count)))
+    return in_run(
+        *(wire_event(type="CUSTOM", name="c", value=1, **{f"x{n}": 1}) for n in range(count))
+    )
 
 
 @pytest.mark.parametrize("keep_events", [True, False])
@@ -75,7 +64,7 @@ def test_a_long_warning_is_cut() -> None:
     name = "n" * MiB
     seen: list[str] = []
     result = consume(
-        in_run(event(type="CUSTOM", name="c", value=1, **{name: 1})), on_warning=seen.append
+        in_run(wire_event(type="CUSTOM", name="c", value=1, **{name: 1})), on_warning=seen.append
     )
     assert len(result.warnings) == 1
     assert len(result.warnings[0]) == len(seen[0]) == 1000
@@ -84,9 +73,9 @@ def test_a_long_warning_is_cut() -> None:
 
 def test_repeated_warnings_collapse_within_a_run() -> None:
     thinking = [
-        event(type="THINKING_TEXT_MESSAGE_START"),
-        *(event(type="THINKING_TEXT_MESSAGE_CONTENT", delta="x") for _ in range(5000)),
-        event(type="THINKING_TEXT_MESSAGE_END"),
+        wire_event(type="THINKING_TEXT_MESSAGE_START"),
+        *(wire_event(type="THINKING_TEXT_MESSAGE_CONTENT", delta="x") for _ in range(5000)),
+        wire_event(type="THINKING_TEXT_MESSAGE_END"),
     ]
     seen: list[str] = []
     result = consume(in_run(*thinking), on_warning=seen.append)
@@ -101,15 +90,15 @@ def test_repeated_warnings_collapse_within_a_run() -> None:
 
 
 def test_the_same_warning_in_another_run_is_kept_again() -> None:
-    start = event(type="THINKING_TEXT_MESSAGE_START")
-    end = event(type="THINKING_TEXT_MESSAGE_END")
+    start = wire_event(type="THINKING_TEXT_MESSAGE_START")
+    end = wire_event(type="THINKING_TEXT_MESSAGE_END")
     body = [*in_run(start, end), *in_run(start, end)]
     assert len(consume(body).warnings) == 4
 
 
 def test_a_warning_about_a_run_started_event_belongs_to_the_run_it_starts() -> None:
-    start = event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
-    finish = event(type="RUN_FINISHED", threadId="t", runId="r")
+    start = wire_event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
+    finish = wire_event(type="RUN_FINISHED", threadId="t", runId="r")
     result = consume([start, finish, start, finish])
     assert result.violation is None
     assert result.warnings == [
@@ -136,9 +125,9 @@ def test_warnings_of_a_run_started_event_collapse_with_each_other_in_the_new_run
 
 
 def test_a_run_started_warning_repeated_within_its_run_still_collapses() -> None:
-    start = event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
-    custom = event(type="CUSTOM", name="c", value=1, vendorTrace="x")
-    finish = event(type="RUN_FINISHED", threadId="t", runId="r")
+    start = wire_event(type="RUN_STARTED", threadId="t", runId="r", vendorTrace="x")
+    custom = wire_event(type="CUSTOM", name="c", value=1, vendorTrace="x")
+    finish = wire_event(type="RUN_FINISHED", threadId="t", runId="r")
     result = consume([start, custom, finish, start, custom, custom, finish])
     assert result.warnings == [
         "event 0 /vendorTrace: removed unrecognised property (2 times in this run)",

@@ -39,6 +39,7 @@ import msgspec.inspect as mi
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from payloads import in_run, wire_event
 from strategies import (
     THREAD,
     Wire,
@@ -903,18 +904,6 @@ def test_the_fuzz_target_reports_a_crash(monkeypatch: pytest.MonkeyPatch) -> Non
 # --- the fuzzer: its seeds from anywhere, its resource target, what it found ---------------------
 
 
-def event(**fields: Any) -> bytes:
-    return msgspec.json.encode(fields)
-
-
-def in_run(*payloads: bytes) -> list[bytes]:
-    return [
-        event(type="RUN_STARTED", threadId="t", runId="r"),
-        *payloads,
-        event(type="RUN_FINISHED", threadId="t", runId="r"),
-    ]
-
-
 def doubling(count: int, key: str = "k") -> list[dict[str, Any]]:
     """Each operation copies the whole document into itself: 2**count values from a short patch."""
     return [{"op": "copy", "from": "", "path": f"/{key}{n}"} for n in range(count)]
@@ -951,7 +940,7 @@ def test_the_fuzzer_counts_a_slow_or_large_input_as_a_crash(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
-    body = b"data: " + event(type="RUN_STARTED", threadId="t", runId="r") + b"\n\n"
+    body = b"data: " + wire_event(type="RUN_STARTED", threadId="t", runId="r") + b"\n\n"
     fuzz.check_bounded(body)
     monkeypatch.setattr(fuzz, "RESOURCE_CPU_SECONDS", -1.0)
     with pytest.raises(fuzz.ResourceExceeded, match="time"):
@@ -967,7 +956,7 @@ def test_the_amplification_input_meets_the_fuzzers_resource_target() -> None:
     fuzz = _load_fuzzer(ROOT / "fuzz" / "fuzz_consume.py")
     body = b"".join(
         b"data: " + payload + b"\n\n"
-        for payload in in_run(event(type="STATE_DELTA", delta=doubling(30)))
+        for payload in in_run(wire_event(type="STATE_DELTA", delta=doubling(30)))
     )
     fuzz.check_bounded(body)
 
