@@ -165,3 +165,57 @@ def test_the_private_use_check_sees_one(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("def f(consumer):\n    return consumer._index\n", encoding="utf-8")
     assert _private_uses_of_a_consumer(sample) == ["sample.py:2: consumer._index"]
+
+
+# The public names before the package moved into folders: every one still imports, from the top.
+PUBLIC_BEFORE_THE_MOVE = [
+    "ChunkViolation",
+    "Consumer",
+    "EventStream",
+    "GuardReport",
+    "HttpAgent",
+    "HttpAgentError",
+    "JSONLinesReader",
+    "LATEST_VERSION",
+    "LifecycleViolation",
+    "MalformedEvent",
+    "PROTOBUF_MEDIA_TYPE",
+    "ProducerGuard",
+    "ProtobufReader",
+    "ProtocolViolation",
+    "Result",
+    "Run",
+    "RunFailed",
+    "RunResult",
+    "RunStatus",
+    "RunStream",
+    "SSEReader",
+    "SSE_MEDIA_TYPE",
+    "SUPPORTED_VERSIONS",
+    "StrictWriter",
+    "TransportError",
+    "UsageError",
+    "consume",
+    "consume_body",
+    "encode",
+    "encode_proto",
+    "from_official",
+    "generate",
+    "negotiate_media_type",
+    "prepare_input",
+    "proto_frame",
+    "read_input",
+    "sse_frame",
+    "to_official",
+    "v1_0",
+    "v1_1",
+]
+
+
+def test_every_public_name_of_before_the_move_still_imports() -> None:
+    import agui_msgspec  # noqa: PLC0415
+    from agui_msgspec import v1_1  # noqa: PLC0415
+
+    expected = {*PUBLIC_BEFORE_THE_MOVE, *v1_1.__all__}
+    assert expected <= set(agui_msgspec.__all__)
+    assert [name for name in sorted(expected) if not hasattr(agui_msgspec, name)] == []
