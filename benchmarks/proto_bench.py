@@ -185,7 +185,7 @@ def main() -> int:
         print(f"corpus: google protobuf re-serializes {same}/{len(cases)} frames byte for byte "
               "(its MessageToDict output still needs the wire-to-event mapping our codec does)")  # fmt: skip
     decoded = sum(
-        agui_msgspec._wire.protobuf.codec.decode_frame(bytes.fromhex(c["hex"])) == e["event"]
+        agui_msgspec._wire.protobuf.decode_frame(bytes.fromhex(c["hex"])) == e["event"]
         for c, e in zip(cases, json.loads((CORPUS / "corpus-events.json").read_text()), strict=True)
     )
     print(

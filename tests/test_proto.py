@@ -27,8 +27,8 @@ from agui_msgspec import (
     encode_proto,
     proto_frame,
 )
-from agui_msgspec._wire.protobuf import codec as _proto
-from agui_msgspec._wire.protobuf.codec import decode_frame
+from agui_msgspec._wire.protobuf import decode_frame
+from agui_msgspec._wire.protobuf import encode as _encode
 
 DATA = Path(__file__).parent / "data" / "proto"
 CORPUS = json.loads((DATA / "corpus-events.json").read_text(encoding="utf-8"))
@@ -385,7 +385,7 @@ def test_nesting_past_the_bound_is_malformed_not_a_crash() -> None:
     for _ in range(400):
         deep = [deep]
     with pytest.MonkeyPatch.context() as patch:  # another encoder's frame: ours refuses it
-        patch.setattr(_proto, "MAX_NESTING", 1000)
+        patch.setattr(_encode, "MAX_NESTING", 1000)
         frame = proto_frame({"type": "STATE_SNAPSHOT", "snapshot": deep})
     result = consume_body(frame)
     assert result.violation is not None

@@ -30,7 +30,7 @@ from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import LATEST_VERSION, bindings_for, producer_version_notice
-from agui_msgspec._wire.protobuf.codec import ProtobufReader
+from agui_msgspec._wire.protobuf import ProtobufReader
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
     JSONLinesReader,

@@ -25,7 +25,7 @@ from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._pipeline.enforce import OfficialModel
 from agui_msgspec._serve.writer import StrictWriter, sse_frame
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
-from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, proto_frame
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, proto_frame
 from agui_msgspec._wire.text import SSE_MEDIA_TYPE
 
 ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel

@@ -24,7 +24,7 @@ from agui_msgspec._pipeline.enforce import Enforcer, OfficialModel, encode_docum
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
 from agui_msgspec._versions import LATEST_VERSION, bindings_for
-from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
+from agui_msgspec._wire.protobuf import proto_frame, wire_tables
 from agui_msgspec.v1_1 import encoder
 
 
