@@ -7,8 +7,8 @@ package is a table-driven codec over the generated tables (``agui_msgspec.v1_1_w
 so the binding needs no dependency. One job a module, each importing only those before it:
 
 - ``tables``: the wire tables of a protocol version, loaded once;
-- ``decode``: the general decoder, for every message shape;
-- ``fast``: the single-pass decoder and the hot path, for the plain and the common frames;
+- ``decode``: the rules every decoder applies, and the general decoder (every message shape);
+- ``fast``: the single-pass decoder and the hot path, reading frames as ``decode`` does;
 - ``reader``: :class:`ProtobufReader` over a body of frames, and :func:`decode_frame`;
 - ``encode``: :func:`encode_proto` and :func:`proto_frame` (from ``tables`` alone).
 

@@ -1,5 +1,10 @@
-"""The general protobuf decoder: one frame's ``Event`` message to its JSON, every message
-shape the wire tables describe."""
+"""Decoding a frame: the rules every decoder of the wire applies, each written once, and the
+general decoder, which reads every message shape the wire tables describe.
+
+The general decoder is the reference: the single-pass decoder (``fast.py``) reads the frames
+it can as this one does and hands it every other, a malformed one included, so that what is
+wrong with a frame is said in one way.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ ABSENT: Any = object()
 """What a field the bytes do not carry reads as (``None`` is JSON null)."""
 
 _SAFE_INTEGER = 2**53
+_DEFAULTS: dict[str, Any] = {"string": "", "int64": 0, "bool": False}
+_FIXED_SIZE = {FIXED64: (8, "fixed64"), FIXED32: (4, "fixed32")}
 _unpack_double = struct.Struct("<d").unpack_from
 
 
@@ -30,7 +37,17 @@ class Malformed(Exception):
     """Internal: the frame's bytes are not a well-formed message; the reader says where."""
 
 
+# --------------------------------------------------------------------------- the rules
+
+
+def check_depth(depth: int) -> None:
+    """Nesting past ``MAX_NESTING`` is malformed, not a stack overflow."""
+    if depth > MAX_NESTING:
+        raise Malformed(f"nests deeper than {MAX_NESTING} levels")
+
+
 def varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The varint at ``pos``, as 64 bits, and where it ends."""
     result = shift = 0
     while True:
         if pos >= end or shift > 63:
@@ -43,6 +60,72 @@ def varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
+def field_value(data: bytes, pos: int, end: int, tag: int) -> tuple[int, int]:
+    """The value of the field whose ``tag`` ends at ``pos``: a varint as (its value, where it
+    ends), any other as the span of its bytes."""
+    if tag >> 3 == 0:
+        raise Malformed("field number 0")
+    wire_type = tag & 7
+    if wire_type == LEN:
+        if pos < end and data[pos] < 0x80:
+            length = data[pos]
+            pos += 1
+        else:
+            length, pos = varint(data, pos, end)
+        if pos + length > end:
+            raise Malformed("a length runs past the frame")
+        return pos, pos + length
+    if wire_type == VARINT:
+        return varint(data, pos, end)
+    if wire_type not in _FIXED_SIZE:
+        raise Malformed(f"wire type {wire_type} (groups are not used by this wire)")
+    size, name = _FIXED_SIZE[wire_type]
+    if pos + size > end:
+        raise Malformed(f"a {name} runs past the frame")
+    return pos, pos + size
+
+
+def text(data: bytes, start: int, end: int) -> str:
+    """A string field's value: UTF-8, or the frame is malformed."""
+    try:
+        return data[start:end].decode()
+    except UnicodeDecodeError:
+        raise Malformed("a string is not UTF-8") from None
+
+
+def signed(value: int) -> int:
+    """An int64 (or an enum's int32, sign-extended to 64 bits) from its varint."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def enum_value(names: dict[int, str], value: int) -> str:
+    """An enum field's JSON: its value's name, or the number of one this build lacks."""
+    number = signed(value)
+    name = names.get(number)
+    return str(number) if name is None else name
+
+
+def default_of(tables: WireTables, wire_field: WireField) -> Any:
+    """What an absent field reads as: proto3's default for a plain scalar, no items for a
+    required list, else ``ABSENT``."""
+    if wire_field.label == "":
+        if wire_field.kind == "enum":
+            return tables.enums[wire_field.ref].get(0, "0")
+        return _DEFAULTS.get(wire_field.kind, ABSENT)
+    if wire_field.label == "repeated" and wire_field.required:
+        return []
+    return ABSENT
+
+
+def check_envelope(arm: WireField, event: dict[str, Any]) -> None:
+    """The envelope's arm and the base_event's type name one event type, or it is malformed."""
+    if event["type"] != arm.json:
+        raise Malformed(f"the envelope carries {arm.json} but base_event.type says {event['type']}")
+
+
+# --------------------------------------------------------------------------- the decoder
+
+
 def fields_of(data: bytes, pos: int, end: int) -> list[tuple[int, int, int, int]]:
     """The fields of one message: (tag, value or start, end, wire type); length-delimited
     values as the span of their bytes, varints as the value."""
@@ -53,42 +136,9 @@ def fields_of(data: bytes, pos: int, end: int) -> list[tuple[int, int, int, int]
             pos += 1
         else:
             tag, pos = varint(data, pos, end)
-        wire_type = tag & 7
-        if tag >> 3 == 0:
-            raise Malformed("field number 0")
-        if wire_type == LEN:
-            if pos < end and data[pos] < 0x80:
-                length = data[pos]
-                pos += 1
-            else:
-                length, pos = varint(data, pos, end)
-            if pos + length > end:
-                raise Malformed("a length runs past the frame")
-            out.append((tag, pos, pos + length, LEN))
-            pos += length
-        elif wire_type == VARINT:
-            value, pos = varint(data, pos, end)
-            out.append((tag, value, pos, VARINT))
-        elif wire_type == FIXED64:
-            if pos + 8 > end:
-                raise Malformed("a fixed64 runs past the frame")
-            out.append((tag, pos, pos + 8, FIXED64))
-            pos += 8
-        elif wire_type == FIXED32:
-            if pos + 4 > end:
-                raise Malformed("a fixed32 runs past the frame")
-            out.append((tag, pos, pos + 4, FIXED32))
-            pos += 4
-        else:
-            raise Malformed(f"wire type {wire_type} (groups are not used by this wire)")
+        value, pos = field_value(data, pos, end, tag)
+        out.append((tag, value, pos, tag & 7))
     return out
-
-
-def text(data: bytes, start: int, end: int) -> str:
-    try:
-        return data[start:end].decode()
-    except UnicodeDecodeError:
-        raise Malformed("a string is not UTF-8") from None
 
 
 class GeneralDecoder:
@@ -100,8 +150,7 @@ class GeneralDecoder:
         self.warn = warn
 
     def value(self, data: bytes, start: int, end: int, depth: int) -> Any:
-        if depth > MAX_NESTING:
-            raise Malformed(f"nests deeper than {MAX_NESTING} levels")
+        check_depth(depth)
         result: Any = ABSENT
         for tag, a, b, _ in fields_of(data, start, end):
             if tag == 8:  # null_value
@@ -130,8 +179,7 @@ class GeneralDecoder:
         return result
 
     def struct(self, data: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
-        if depth > MAX_NESTING:
-            raise Malformed(f"nests deeper than {MAX_NESTING} levels")
+        check_depth(depth)
         out: dict[str, Any] = {}
         for tag, a, b, _ in fields_of(data, start, end):
             if tag != 10:
@@ -153,19 +201,15 @@ class GeneralDecoder:
         if kind == "string":
             return text(data, a, b)
         if kind == "int64":
-            return a - (1 << 64) if a >= 1 << 63 else a
+            return signed(a)
         if kind == "bool":
             return a != 0
-        # enum: int32 on the wire, sign-extended to 64 bits when negative
-        number = a - (1 << 64) if a >= 1 << 63 else a
-        name = self.tables.enums[wire_field.ref].get(number)
-        return str(number) if name is None else name
+        return enum_value(self.tables.enums[wire_field.ref], a)
 
     def message(self, name: str, data: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
         """One message's fields by proto name: scalars decoded, messages as byte spans
         (a singular one met twice merges, as protobuf does: its spans concatenated)."""
-        if depth > MAX_NESTING:
-            raise Malformed(f"nests deeper than {MAX_NESTING} levels")
+        check_depth(depth)
         spec = self.tables.messages[name]
         by_number = spec.by_number
         raw: dict[str, Any] = {}
@@ -241,12 +285,7 @@ class GeneralDecoder:
             if kind == "base":
                 continue
             if value is ABSENT:
-                if wire_field.label == "":
-                    value = DEFAULTS.get(kind, ABSENT)
-                    if kind == "enum":
-                        value = self.tables.enums[wire_field.ref].get(0, "0")
-                elif wire_field.label == "repeated" and wire_field.required:
-                    value = []
+                value = default_of(self.tables, wire_field)
                 if value is ABSENT:
                     if len(spec.by_json[wire_field.json]) > 1:
                         shared.setdefault(wire_field.json, [])
@@ -344,12 +383,6 @@ class GeneralDecoder:
         base_raw = self.message("BaseEvent", base_data, 0, len(base_data), 2)
         out: dict[str, Any] = {}
         self.fill(base_spec, base_raw, base_data, 2, out)
-        if out["type"] != arm.json:
-            raise Malformed(
-                f"the envelope carries {arm.json} but base_event.type says {out['type']}"
-            )
+        check_envelope(arm, out)
         self.fill(spec, raw, data, 1, out)
         return out
-
-
-DEFAULTS: dict[str, Any] = {"string": "", "int64": 0, "bool": False}

@@ -12,7 +12,7 @@ import msgspec
 
 from agui_msgspec._errors import TransportError, UsageError
 from agui_msgspec._versions import LATEST_VERSION
-from agui_msgspec._wire.protobuf.decode import GeneralDecoder, Malformed
+from agui_msgspec._wire.protobuf.decode import Malformed
 from agui_msgspec._wire.protobuf.fast import FastDecoder
 from agui_msgspec._wire.protobuf.tables import wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
@@ -56,8 +56,7 @@ class ProtobufReader:
         self._on_warning = on_warning
         self._on_warning_before = on_warning_before
         self._position = 0  # the index of the payload the frame being decoded would be
-        tables = wire_tables(version)
-        self._decoder = FastDecoder(tables, GeneralDecoder(tables, self._warn))
+        self._decoder = FastDecoder(wire_tables(version), self._warn)
         # Bytes after the last whole frame, in pieces; _need is what the next step waits for.
         self._pieces: list[bytes] = []
         self._held = 0
@@ -162,8 +161,7 @@ def decode_frame(
     """One encoded ``Event`` message (no length prefix) as its wire-named JSON object, or
     None for an event whose arm this build does not know. Raises ``TransportError``
     (``malformed-frame``) for bytes that are not such a message."""
-    tables = wire_tables(version)
-    decoder = FastDecoder(tables, GeneralDecoder(tables, on_warning or (lambda _: None)))
+    decoder = FastDecoder(wire_tables(version), on_warning or (lambda _: None))
     try:
         return decoder.event(bytes(frame))
     except Malformed as problem:
