@@ -3,9 +3,9 @@ before it the hot path, which reads whole frames of the commonest events straigh
 
 It reads plain messages (events, their objects) and hands a message of another shape (merged,
 oneof, tagged, flattened) to the general decoder. A frame it cannot read in one pass (a
-singular message met twice, which protobuf merges; any malformed byte) the general decoder
-reads again from the start, and gives the event or says what is wrong: the two decoders read
-every frame alike, by construction where it is handed over.
+singular message met twice, which protobuf merges; no base_event; any malformed byte) the
+general decoder reads again from the start, and gives the event or says what is wrong: the
+two decoders read every frame alike, by construction where it is handed over.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ class FastDecoder:
         # after a part warned is read, and warns, again.
         self._held: list[str] = []
         self._parts = GeneralDecoder(tables, self._held.append)
+        self._type_zero = default_of(tables, tables.messages["BaseEvent"].by_number[1])
         self.plans: dict[str, _Plan] = {}
         for name, spec in tables.messages.items():
             if spec.shape in ("object", "event") and not spec.flatten:
@@ -170,6 +171,8 @@ class FastDecoder:
             if op == _STR:
                 out[json_name] = text(data, pos, stop)
             elif op == _BASE:
+                if out["type"] is ABSENT:  # the first base_event: a type left out is type 0
+                    out["type"] = self._type_zero
                 self.object(ref, data, pos, stop, depth + 1, out)
             elif json_name in out and op in (_VALUE, _STRUCT, _MSG, _OTHER):
                 raise _HandOver  # a singular message met twice: protobuf merges them
@@ -294,7 +297,7 @@ class FastDecoder:
         if arm is None or plan is None:
             return self.general.event(frame)
         self._held.clear()
-        out: dict[str, Any] = {"type": arm.json}
+        out: dict[str, Any] = {"type": ABSENT}  # the base_event's to fill, first in order
         try:
             if frame[1] < 0x80:
                 length, pos = frame[1], 2
@@ -303,6 +306,8 @@ class FastDecoder:
             if pos + length != end:  # anything beside the one arm
                 raise _HandOver
             self.object(plan, frame, pos, end, 1, out)
+            if out["type"] is ABSENT:
+                raise _HandOver  # no base_event
             check_envelope(arm, out)
         except (Malformed, _HandOver):
             return self.general.event(frame)  # which says what is wrong, if anything is
