@@ -164,10 +164,9 @@ def main() -> int:
     for name, documents in workloads.items():
         print(row(build(name, documents), event_class, repeat))
     print()
-    ours = sum(
-        (Path(agui_msgspec.__file__).parent / f).stat().st_size
-        for f in ("_proto.py", "v1_1_wire.py")
-    )
+    package = Path(agui_msgspec.__file__).parent
+    codec = [*(package / "_wire" / "protobuf").glob("*.py"), package / "v1_1_wire.py"]
+    ours = sum(f.stat().st_size for f in codec)
     print(f"install weight: agui-msgspec's codec {ours:,} B of source (no dependency)", end="")
     if event_class is not None:
         import google.protobuf  # noqa: PLC0415
