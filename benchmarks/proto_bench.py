@@ -164,10 +164,9 @@ def main() -> int:
     for name, documents in workloads.items():
         print(row(build(name, documents), event_class, repeat))
     print()
-    ours = sum(
-        (Path(agui_msgspec.__file__).parent / f).stat().st_size
-        for f in ("_proto.py", "v1_1_wire.py")
-    )
+    package = Path(agui_msgspec.__file__).parent
+    codec = [*(package / "_wire" / "protobuf").glob("*.py"), package / "v1_1_wire.py"]
+    ours = sum(f.stat().st_size for f in codec)
     print(f"install weight: agui-msgspec's codec {ours:,} B of source (no dependency)", end="")
     if event_class is not None:
         import google.protobuf  # noqa: PLC0415
@@ -185,7 +184,7 @@ def main() -> int:
         print(f"corpus: google protobuf re-serializes {same}/{len(cases)} frames byte for byte "
               "(its MessageToDict output still needs the wire-to-event mapping our codec does)")  # fmt: skip
     decoded = sum(
-        agui_msgspec._wire.protobuf.codec.decode_frame(bytes.fromhex(c["hex"])) == e["event"]
+        agui_msgspec._wire.protobuf.decode_frame(bytes.fromhex(c["hex"])) == e["event"]
         for c, e in zip(cases, json.loads((CORPUS / "corpus-events.json").read_text()), strict=True)
     )
     print(

@@ -26,7 +26,7 @@ from agui_msgspec._serve.response import EventStream, negotiate_media_type
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._tools.generate import generate
 from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS
-from agui_msgspec._wire.protobuf.codec import (
+from agui_msgspec._wire.protobuf import (
     PROTOBUF_MEDIA_TYPE,
     ProtobufReader,
     encode_proto,

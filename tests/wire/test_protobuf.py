@@ -27,8 +27,10 @@ from agui_msgspec import (
     encode_proto,
     proto_frame,
 )
-from agui_msgspec._wire.protobuf import codec as _proto
-from agui_msgspec._wire.protobuf.codec import decode_frame
+from agui_msgspec._wire.protobuf import decode_frame, wire_tables
+from agui_msgspec._wire.protobuf import encode as _encode
+from agui_msgspec._wire.protobuf.decode import GeneralDecoder, Malformed
+from agui_msgspec._wire.protobuf.fast import FastDecoder
 
 DATA = Path(__file__).parents[1] / "data" / "proto"
 CORPUS = json.loads((DATA / "corpus-events.json").read_text(encoding="utf-8"))
@@ -385,7 +387,7 @@ def test_nesting_past_the_bound_is_malformed_not_a_crash() -> None:
     for _ in range(400):
         deep = [deep]
     with pytest.MonkeyPatch.context() as patch:  # another encoder's frame: ours refuses it
-        patch.setattr(_proto, "MAX_NESTING", 1000)
+        patch.setattr(_encode, "MAX_NESTING", 1000)
         frame = proto_frame({"type": "STATE_SNAPSHOT", "snapshot": deep})
     result = consume_body(frame)
     assert result.violation is not None
@@ -482,6 +484,96 @@ def test_mangled_frames_are_decoded_or_refused_never_crash(
     assert result.outcome in ("completed", "failed")
 
 
+# --------------------------------------------------------------------------- the two decoders
+
+# The single-pass decoder must read every frame as the general decoder does, each run alone:
+# the same event and warnings, or the same refusal.
+SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the repository
+STREAMS = SHARED / "agui" / "conformance" / "1.1" / "streams"
+
+
+def reading_by(decoder: type[GeneralDecoder | FastDecoder], message: bytes) -> tuple[Any, ...]:
+    """What one decoder makes of a frame: its event (as JSON with sorted keys, so 1 and 1.0
+    differ) and its warnings, or the class and message of what it raised."""
+    warnings: list[str] = []
+    try:
+        event = decoder(wire_tables(), warnings.append).event(message)
+    except Exception as refused:
+        return ("refused", type(refused), str(refused), warnings)
+    return ("read", msgspec.json.encode(event, order="sorted"), warnings)
+
+
+def assert_read_alike(message: bytes) -> None:
+    assert reading_by(FastDecoder, message) == reading_by(GeneralDecoder, message), message.hex()
+
+
+@settings(max_examples=40, deadline=None)
+@given(events=valid_streams())
+def test_the_decoders_read_generated_events_alike(events: list[dict[str, Any]]) -> None:
+    for event in events:
+        message = encode_proto(event)
+        assert reading_by(GeneralDecoder, message)[0] == "read"
+        assert_read_alike(message)
+
+
+@pytest.mark.parametrize("message", CORPUS_FRAMES, ids=list(FRAMES))
+def test_the_decoders_read_a_corpus_frame_and_its_one_byte_changes_alike(message: bytes) -> None:
+    assert reading_by(GeneralDecoder, message)[0] == "read"
+    assert_read_alike(message)
+    if len(message) > 48:  # the time is quadratic in the length: these are mangled below
+        return
+    for position in range(len(message)):
+        assert_read_alike(message[:position])
+        for value in (0x00, 0x01, 0x08, 0x0A, 0x10, 0x12, 0x7F, 0x80, 0xFF, message[position] ^ 1):
+            assert_read_alike(message[:position] + bytes([value]) + message[position + 1 :])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(CORPUS_FRAMES),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=4),
+    cut=st.integers(0, 10_000),
+    noise=st.binary(max_size=16),
+)
+def test_the_decoders_read_mangled_corpus_frames_alike(
+    base: bytes, flips: list[tuple[int, int]], cut: int, noise: bytes
+) -> None:
+    message = bytearray(base)
+    for position, value in flips:
+        message[position % len(message)] = value
+    assert_read_alike(bytes(message[: cut % (len(message) + 1)] + noise))
+
+
+def conformance_streams() -> list[Any]:
+    if not STREAMS.is_dir():
+        reason = f"the conformance corpus is absent ({STREAMS})"
+        return [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=reason))]
+    return [pytest.param(path, id=path.stem) for path in sorted(STREAMS.glob("*.json"))]
+
+
+@pytest.mark.parametrize("path", conformance_streams())
+def test_the_decoders_read_a_conformance_streams_events_alike(path: Path) -> None:
+    for event in json.loads(path.read_text(encoding="utf-8"))["stream"]:
+        try:
+            message = encode_proto(event)
+        except UsageError:
+            continue  # an event the binary wire has no form for (an unknown type, say)
+        assert_read_alike(message)
+
+
+def test_a_part_that_warns_warns_once_when_the_frame_is_read_again() -> None:
+    # MESSAGES_SNAPSHOT with a content part this build lacks, then a second base_event with
+    # metadata: a singular message met twice, which the single pass hands on whole
+    future_part = _field(8, _field(9, b""))
+    message = _field(1, b"u") + _field(2, b"user") + future_part
+    base = _field(1, b"\x08\x08" + _field(4, b""))
+    frame = _field(9, base + _field(2, message) + base)
+    warnings: list[str] = []
+    assert decode_frame(frame, on_warning=warnings.append) is not None
+    assert len(warnings) == 1
+    assert_read_alike(frame)
+
+
 # The reader's hot path (events of strings alone, in their usual spelling) must read every
 # frame as the general decoder does: the same event, or the same refusal.
 HOT_FRAMES = [
@@ -501,11 +593,12 @@ HOT_FRAMES = [
 
 
 def general_reading(message: bytes) -> list[dict[str, Any]] | str:
-    """What the general decoder makes of one frame: its event (none if dropped), or the rule."""
+    """What the general decoder alone makes of one frame: its event (none if dropped), or the
+    rule (``decode_frame`` and the reader take the single-pass decoder first)."""
     try:
-        event = decode_frame(message)
-    except TransportError as refused:
-        return refused.rule
+        event = GeneralDecoder(wire_tables(), lambda _: None).event(message)
+    except Malformed:
+        return "malformed-frame"
     return [] if event is None else [event]
 
 

@@ -32,7 +32,7 @@ from node.parity import without_empty_lists
 from test_protobuf import summary
 
 from agui_msgspec import JSONLinesReader, SSEReader, UsageError, consume_body, encode_proto
-from agui_msgspec._wire.protobuf.codec import decode_frame
+from agui_msgspec._wire.protobuf import decode_frame
 from agui_msgspec._wire.text import iter_payloads, sniff_format
 
 ROOT = Path(__file__).resolve().parents[2]

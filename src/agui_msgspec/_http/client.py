@@ -67,7 +67,7 @@ from agui_msgspec._pipeline.consumer import Consumer
 from agui_msgspec._pipeline.input import prepare_input
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
-from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from agui_msgspec._versions import (
     bindings_for,
     producer_version_notice,
 )
-from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, ProtobufReader
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, ProtobufReader
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
     SSE_MEDIA_TYPE,

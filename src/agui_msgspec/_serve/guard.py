@@ -38,7 +38,7 @@ from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._pipeline.consumer import Consumer
 from agui_msgspec._pipeline.lifecycle import StreamState
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
-from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE, SSEReader, sse_frame
 
 Scope = MutableMapping[str, Any]

@@ -35,7 +35,7 @@ from agui_msgspec._documents import OfficialModel
 from agui_msgspec._errors import ProtocolViolation, UsageError
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
-from agui_msgspec._wire.protobuf.codec import PROTOBUF_MEDIA_TYPE, proto_frame
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, proto_frame
 from agui_msgspec._wire.text import SSE_MEDIA_TYPE, sse_frame
 
 ProducedEvent = msgspec.Struct | Mapping[str, Any] | OfficialModel

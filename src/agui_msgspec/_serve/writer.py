@@ -21,7 +21,7 @@ from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
-from agui_msgspec._wire.protobuf.codec import proto_frame, wire_tables
+from agui_msgspec._wire.protobuf import proto_frame, wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 

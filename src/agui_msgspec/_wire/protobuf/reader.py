@@ -1,0 +1,172 @@
+"""Reading the HTTP + Protobuf binding: a body of length-prefixed frames in, one payload (the
+event's JSON) per frame out; and one frame's message decoded alone."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from agui_msgspec._errors import TransportError, UsageError
+from agui_msgspec._versions import LATEST_VERSION, VersionLike
+from agui_msgspec._wire.protobuf.decode import Malformed
+from agui_msgspec._wire.protobuf.fast import FastDecoder
+from agui_msgspec._wire.protobuf.tables import wire_tables
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
+
+PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+_unpack_length = struct.Struct(">I").unpack_from
+_json_encode = msgspec.json.Encoder().encode
+
+
+class ProtobufReader:
+    """Incremental reader of an ``application/vnd.ag-ui.event+proto`` body: frames in, one
+    payload per event out, the event's JSON (wire names), as :class:`SSEReader` gives.
+
+    Frames split across chunks and several frames in one chunk both work. A frame's length
+    is checked against ``max_event_size`` as soon as its 4-byte header is in, before its
+    bytes are held: a larger one raises ``TransportError(rule="event-too-large")``. Bytes
+    that do not decode raise ``TransportError(rule="malformed-frame")``; payloads completed
+    earlier in the same chunk are returned first, and the error is raised by the next
+    ``feed`` or ``close``. A frame carrying only an event type this build does not know is
+    dropped, and ``on_warning`` (and :attr:`warnings`) says so, as the frame is decoded.
+    ``on_warning_before`` gets the same warning with the index of the payload it comes
+    before (counted from this reader's first): a consumer says it once it has taken the
+    payloads before that one, so a body gives the same warnings in the same order however
+    it is chunked. ``close()`` never returns a payload; :attr:`discarded_partial` is then
+    True if the body ended inside a frame, which the consumer reports as truncation.
+    """
+
+    def __init__(
+        self,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        version: VersionLike = LATEST_VERSION,
+        on_warning: Callable[[str], None] | None = None,
+        *,
+        on_warning_before: Callable[[int, str], None] | None = None,
+    ) -> None:
+        if max_event_size < 1:
+            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
+        self.max_event_size = max_event_size
+        self.discarded_partial = False
+        self.warnings: list[str] = []
+        self._on_warning = on_warning
+        self._on_warning_before = on_warning_before
+        self._position = 0  # the index of the payload the frame being decoded would be
+        self._decoder = FastDecoder(wire_tables(version), self._warn)
+        # Bytes after the last whole frame, in pieces; _need is what the next step waits for.
+        self._pieces: list[bytes] = []
+        self._held = 0
+        self._need = 4
+        self._emitted = 0
+        self._closed = False
+        self._violation: TransportError | None = None
+
+    @property
+    def inside_event(self) -> bool:
+        """Whether the bytes read so far end inside a frame."""
+        return self._held > 0
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self._on_warning is not None:
+            self._on_warning(message)
+        if self._on_warning_before is not None:
+            self._on_warning_before(self._position, message)
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Take the next bytes of the body; return the payloads they complete, in order."""
+        self._check_usable()
+        if self._held + len(chunk) < self._need:
+            if chunk:
+                self._pieces.append(bytes(chunk))
+                self._held += len(chunk)
+            return []
+        data = b"".join((*self._pieces, chunk)) if self._pieces else bytes(chunk)
+        out: list[bytes] = []
+        try:
+            pos = self._frames(data, out)
+        except TransportError as violation:
+            self._violation = violation
+            self._pieces, self._held = [], 0
+            if not out:
+                raise
+            self._emitted += len(out)
+            return out
+        rest = data[pos:]
+        self._pieces = [rest] if rest else []
+        self._held = len(rest)
+        self._emitted += len(out)
+        return out
+
+    def _frames(self, data: bytes, out: list[bytes]) -> int:
+        pos, end, limit = 0, len(data), self.max_event_size
+        event, hot_frames = self._decoder.event, self._decoder.hot_frames
+        while end - pos >= 4:
+            pos = hot_frames(data, pos, end, limit, out)
+            if end - pos < 4:
+                break
+            length = _unpack_length(data, pos)[0]
+            if length > limit:
+                raise TransportError(
+                    "event-too-large",
+                    f"a frame of {length} bytes is larger than max_event_size ({limit} bytes)",
+                    index=self._emitted + len(out),
+                )
+            if end - pos - 4 < length:
+                self._need = 4 + length
+                return pos
+            self._position = self._emitted + len(out)
+            try:
+                decoded = event(data[pos + 4 : pos + 4 + length])
+            except Malformed as problem:
+                raise TransportError(
+                    "malformed-frame",
+                    f"the frame does not decode: {problem}",
+                    index=self._emitted + len(out),
+                ) from None
+            except RecursionError:
+                raise TransportError(
+                    "malformed-frame", "the frame nests too deeply", index=self._emitted + len(out)
+                ) from None
+            if decoded is None:
+                self._warn(
+                    f"dropped a protobuf frame before event {self._position}: its "
+                    "event type is one this build does not know (no Event arm it was built with)"
+                )
+            else:
+                out.append(_json_encode(decoded))
+            pos += 4 + length
+        self._need = 4
+        return pos
+
+    def close(self) -> list[bytes]:
+        """The body has ended: nothing more to return; a frame cut short is discarded."""
+        self._check_usable()
+        self._closed = True
+        self.discarded_partial = self._held > 0
+        self._pieces, self._held = [], 0
+        return []
+
+    def _check_usable(self) -> None:
+        if self._violation is not None:
+            raise self._violation
+        if self._closed:
+            raise UsageError("the reader is closed; use a new reader for each stream")
+
+
+def decode_frame(
+    frame: bytes,
+    version: VersionLike = LATEST_VERSION,
+    on_warning: Callable[[str], None] | None = None,
+) -> dict[str, Any] | None:
+    """One encoded ``Event`` message (no length prefix) as its wire-named JSON object, or
+    None for an event whose arm this build does not know. Raises ``TransportError``
+    (``malformed-frame``) for bytes that are not such a message."""
+    decoder = FastDecoder(wire_tables(version), on_warning or (lambda _: None))
+    try:
+        return decoder.event(bytes(frame))
+    except Malformed as problem:
+        raise TransportError("malformed-frame", f"the frame does not decode: {problem}") from None
