@@ -488,7 +488,7 @@ def test_mangled_frames_are_decoded_or_refused_never_crash(
 
 # The single-pass decoder must read every frame as the general decoder does, each run alone:
 # the same event and warnings, or the same refusal.
-SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the repository
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # ../shared beside the repository
 STREAMS = SHARED / "agui" / "conformance" / "1.1" / "streams"
 
 
