@@ -13,6 +13,8 @@ The target, :func:`check_one`, takes one response body and raises on a crash:
 - ``consume()`` or ``consume_body()`` raising anything at all (they report, they
   never raise), over the body's lines as payloads and the body as one payload;
 - reading the result (messages, state, runs) or encoding it raising;
+- ``read_input`` (the body, and its first lines, as a request body) raising anything but
+  ``MalformedEvent``, or keeping more warnings than its bound;
 - an invariant broken (:class:`InvariantBroken`): the same bytes must get the
   same verdict, warnings and result whatever the chunking, and ``consume_body``
   must agree with the reader + consumer pipeline it stands for.
@@ -57,14 +59,17 @@ from hypothesis import strategies as st
 
 from agui_msgspec import (
     Consumer,
+    MalformedEvent,
     ProtobufReader,
     ProtocolViolation,
     UsageError,
     consume,
     consume_body,
     proto_frame,
+    read_input,
     v1_1,
 )
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -386,6 +391,20 @@ def check_one(body: bytes) -> None:
     _summarise(consume(lines, version="1.0"))
     _summarise(consume(lines, middleware=[lambda document, index: document]))
     _summarise(consume([body]))
+    for line in lines[:4]:  # a request body: the server's reading, bounded and typed
+        _read_request(line)
+    _read_request(body)
+
+
+def _read_request(body: bytes) -> None:
+    """``read_input`` on ``body``: the input and bounded warnings, or ``MalformedEvent``."""
+    try:
+        typed, warnings = read_input(body)
+    except MalformedEvent:
+        return
+    if len(warnings) > DEFAULT_MAX_WARNINGS + 1 or any(len(w) > 1000 for w in warnings):
+        raise InvariantBroken(f"read_input kept {len(warnings)} warnings, or one too long")
+    msgspec.json.encode(typed)
 
 
 def _summarise(result: Any) -> None:
