@@ -172,8 +172,9 @@ class EventStream:
             for task in (sender, listener):
                 task.cancel()
             await asyncio.gather(sender, listener, return_exceptions=True)
-        if not sender.cancelled() and sender.exception() is not None:
-            raise sender.exception()  # type: ignore[misc]  # the server's send failed
+        failure = None if sender.cancelled() else sender.exception()
+        if failure is not None:  # the server's send failed
+            raise failure
 
     async def _send_body(self, send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
         headers = [
