@@ -576,8 +576,8 @@ def _redirect_target(response: httpx.Response, agent: HttpAgent, follow: bool) -
 
     A redirect is followed only when the client follows redirects, only with the method and
     body kept (307, 308), and only within the agent's origin: the run input and the headers
-    (an API key, say) never go to another host. Any other redirect is the answer, which a
-    3xx status makes an :class:`HttpAgentError` naming where it pointed.
+    (an API key, say) never go to another host. Any other redirect is the answer: its 3xx
+    status makes it an :class:`HttpAgentError`, as any status but 2xx does.
     """
     if not (follow and response.status_code in (307, 308) and response.has_redirect_location):
         return None
