@@ -3,7 +3,9 @@ with uvicorn, or a ``BaseHTTPRequestHandler`` with the standard threading HTTP s
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import json
 import socket
 import threading
 import time
@@ -50,3 +52,31 @@ def serve_handler(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def trickling_server(
+    first: bytes, then: bytes, pause: float
+) -> type[http.server.BaseHTTPRequestHandler]:
+    """A handler that answers a run with its ``RUN_STARTED`` (on the thread asked about), then
+    ``first``, then ``then`` every ``pause`` seconds until the client leaves: a run that does
+    not end by itself."""
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            started = {"type": "RUN_STARTED", "threadId": request["threadId"], "runId": "r"}
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(b"data: " + json.dumps(started).encode() + b"\n\n" + first)
+                self.wfile.flush()
+                for _ in range(int(60 / pause)):
+                    time.sleep(pause)
+                    self.wfile.write(then)
+                    self.wfile.flush()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Trickle

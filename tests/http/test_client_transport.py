@@ -23,7 +23,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serving import serve_handler
+from serving import serve_handler, trickling_server
 
 from agui_msgspec import HttpAgent, HttpAgentError, RunFailed, RunResult
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
@@ -692,32 +692,6 @@ def test_a_redirect_is_not_followed_by_a_client_that_does_not_follow_them() -> N
 
 
 # --- an event that never completes --------------------------------------------------------------
-
-
-def trickling_server(
-    first: bytes, then: bytes, pause: float
-) -> type[http.server.BaseHTTPRequestHandler]:
-    """Answers the run's start, then ``first``, then ``then`` every ``pause`` seconds, for ever
-    (until the client leaves)."""
-
-    class Trickle(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            with contextlib.suppress(OSError):
-                self.wfile.write(sse({**START, "threadId": request["threadId"]}) + first)
-                self.wfile.flush()
-                for _ in range(600):
-                    time.sleep(pause)
-                    self.wfile.write(then)
-                    self.wfile.flush()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Trickle
 
 
 def test_an_event_trickled_a_byte_at_a_time_is_refused_after_event_timeout() -> None:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from serving import serve_handler
+from serving import serve_handler, trickling_server
 
 from agui_msgspec._tools.cli import main
 
@@ -470,24 +469,7 @@ def test_an_error_message_from_the_server_is_shown_escaped(
 
 
 def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
-    class Trickle(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            with contextlib.suppress(OSError):
-                self.wfile.write(sse({**START, "threadId": request["threadId"]}))
-                self.wfile.flush()
-                for _ in range(600):  # a run that does not end by itself
-                    time.sleep(0.1)
-                    self.wfile.write(b": keepalive\n\n")
-                    self.wfile.flush()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    with serve_handler(Trickle) as url:
+    with serve_handler(trickling_server(b"", b": keepalive\n\n", 0.1)) as url:
         process = subprocess.Popen(
             [sys.executable, "-m", "agui_msgspec", "run", f"{url}/"],
             stdout=subprocess.PIPE,
