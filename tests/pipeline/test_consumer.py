@@ -557,6 +557,26 @@ def test_a_dropped_consumer_is_freed_at_once_without_the_cyclic_collector() -> N
         gc.enable()
 
 
+@pytest.mark.parametrize("wire", ["sse", "protobuf"])
+def test_a_consumer_fed_bytes_is_freed_at_once_too(wire: str) -> None:
+    """Its reader, which warns through it, holds it only weakly."""
+    step = [wire_event(type=kind, stepName="s") for kind in ("STEP_STARTED", "STEP_FINISHED")]
+    events = [msgspec.json.decode(p) for p in in_run(*step)]
+    if wire == "sse":
+        body = b"".join(b"data: " + msgspec.json.encode(e) + b"\n\n" for e in events)
+    else:
+        body = b"".join(proto_frame(e) for e in events)
+    consumer = Consumer()
+    consumer.receive(body)
+    dropped = weakref.ref(consumer)
+    gc.disable()
+    try:
+        del consumer
+        assert dropped() is None
+    finally:
+        gc.enable()
+
+
 def test_a_whole_body_of_short_lines_is_framed_in_bounded_memory() -> None:
     line = b'{"type":"STEP_STARTED","stepName":"s"}\n{"type":"STEP_FINISHED","stepName":"s"}\n'
     start = b'{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'

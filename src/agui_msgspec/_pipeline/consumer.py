@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -252,12 +253,16 @@ class Consumer:
     def _start_reader(self, body_format: BodyFormat) -> PayloadReader:
         """The body's reader; its warnings join the consumer's where a body read byte by
         byte would say them, whatever the chunking."""
-        start = self._index
-        self._reader = _READERS[body_format](
-            self._max_event_size,
-            self.bindings,
-            lambda index, message: self._warn_before(start + index, message),
-        )
+        start, consumer = self._index, weakref.ref(self)
+
+        def warn_before(index: int, message: str) -> None:
+            # Weakly: the consumer holds the reader, and a cycle would keep a dropped consumer
+            # (its messages and state) until the collector's next full pass.
+            owner = consumer()
+            if owner is not None:
+                owner._warn_before(start + index, message)
+
+        self._reader = _READERS[body_format](self._max_event_size, self.bindings, warn_before)
         return self._reader
 
     def feed(self, payload: Payload) -> list[msgspec.Struct]:
