@@ -317,13 +317,18 @@ def pipeline(
     # A dropped protobuf frame's warning, said once the payloads before it are taken, as
     # Consumer.receive says it (never, if one of them is rejected).
     pending: deque[tuple[int, str]] = deque()
-    reader = _reader(body, max_event_size, lambda index, message: pending.append((index, message)))
-
     events: list[object] = []
 
     def say_pending() -> None:
         while pending and pending[0][0] <= consumer.event_index:
             consumer.warn(pending.popleft()[1])
+
+    def warn_before(index: int, message: str) -> None:
+        # said at once when the payloads before it are taken: the reader may raise next
+        pending.append((index, message))
+        say_pending()
+
+    reader = _reader(body, max_event_size, warn_before)
 
     def take(payloads: list[bytes]) -> None:
         for payload in payloads:
