@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import pytest
 from serving import serve_handler
+from verdicts import FINISH, START, as_dicts, completed, consumed, rejected_at, text
 
 import agui_msgspec as agui
 from agui_msgspec import Consumer, Result, consume
@@ -422,41 +423,6 @@ def test_a_retired_shape_takes_the_slow_path() -> None:
     for event in one_run({"type": "THINKING_START"}, {"type": "THINKING_END"}):
         consumer.feed(msgspec.json.encode(event))
     assert consumer.slow_path_count == 2
-
-
-# --- helpers of the sections below: a stream consumed as given, its verdict checked --------------
-
-START = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
-FINISH = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
-
-
-def consumed(*events: dict[str, Any], input: Any = None) -> agui.Result:
-    return agui.consume([msgspec.json.encode(e) for e in events], input=input)
-
-
-def completed(result: agui.Result) -> agui.Result:
-    assert result.outcome == "completed", result.violation
-    return result
-
-
-def rejected_at(result: agui.Result, rule: str, index: int, path: str | None = None) -> None:
-    assert result.violation is not None, "the stream was accepted"
-    assert (result.violation.rule, result.violation.index) == (rule, index), result.violation
-    if path is not None:
-        assert result.violation.path == path
-
-
-def text(kind: str, message_id: str, owner: str | None = None, **fields: Any) -> dict[str, Any]:
-    event = {"type": f"TEXT_MESSAGE_{kind}", "messageId": message_id, **fields}
-    if kind == "START":
-        event.setdefault("role", "assistant")
-    if owner is not None:
-        event["subagentRunId"] = owner
-    return event
-
-
-def as_dicts(messages: list[Any]) -> list[dict[str, Any]]:
-    return [msgspec.to_builtins(m) for m in messages]
 
 
 def snapshot(*messages: dict[str, Any]) -> dict[str, Any]:

@@ -201,6 +201,7 @@ import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from verdicts import FINISH, START, as_dicts, completed, consumed, rejected_at, text
 
 import agui_msgspec as agui
 from agui_msgspec import Consumer, LifecycleViolation, ProtocolViolation, Result, Run, consume
@@ -1072,37 +1073,6 @@ def test_events_of_the_failing_payload_that_passed_ride_on_the_violation() -> No
     assert [type(e).__name__ for e in caught.value.delivered] == ["TextMessageEndEvent"]
 
 
-# --- helpers of the sections below: a stream consumed as given, its verdict checked --------------
-
-START = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
-FINISH = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
-
-
-def consumed(*events: dict[str, Any], input: Any = None) -> agui.Result:
-    return agui.consume([msgspec.json.encode(e) for e in events], input=input)
-
-
-def completed(result: agui.Result) -> agui.Result:
-    assert result.outcome == "completed", result.violation
-    return result
-
-
-def rejected_at(result: agui.Result, rule: str, index: int, path: str | None = None) -> None:
-    assert result.violation is not None, "the stream was accepted"
-    assert (result.violation.rule, result.violation.index) == (rule, index), result.violation
-    if path is not None:
-        assert result.violation.path == path
-
-
-def text(kind: str, message_id: str, owner: str | None = None, **fields: Any) -> dict[str, Any]:
-    event = {"type": f"TEXT_MESSAGE_{kind}", "messageId": message_id, **fields}
-    if kind == "START":
-        event.setdefault("role", "assistant")
-    if owner is not None:
-        event["subagentRunId"] = owner
-    return event
-
-
 def tool(kind: str, call_id: str, owner: str | None = None, **fields: Any) -> dict[str, Any]:
     event = {"type": f"TOOL_CALL_{kind}", "toolCallId": call_id, **fields}
     if kind == "START":
@@ -1112,10 +1082,6 @@ def tool(kind: str, call_id: str, owner: str | None = None, **fields: Any) -> di
     if owner is not None:
         event["subagentRunId"] = owner
     return event
-
-
-def as_dicts(messages: list[Any]) -> list[dict[str, Any]]:
-    return [msgspec.to_builtins(m) for m in messages]
 
 
 # --- a tool call inherits the attribution of the message that holds it (events/subagents) --------

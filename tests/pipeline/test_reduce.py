@@ -21,6 +21,7 @@ import msgspec
 import pytest
 from measure import MiB, peak_bytes
 from payloads import in_run, wire_event
+from verdicts import FINISH, START, as_dicts, completed, consumed
 
 import agui_msgspec as agui
 from agui_msgspec import Consumer, Result, consume
@@ -872,21 +873,6 @@ def test_encrypted_value_for_an_unknown_entity_warns_and_is_not_fatal(
     assert all("encryptedValue" not in m for m in messages(result))
 
 
-# --- helpers of the sections below: a stream consumed as given, its verdict checked --------------
-
-START = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
-FINISH = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
-
-
-def consumed(*events: dict[str, Any], input: Any = None) -> agui.Result:
-    return agui.consume([msgspec.json.encode(e) for e in events], input=input)
-
-
-def completed(result: agui.Result) -> agui.Result:
-    assert result.outcome == "completed", result.violation
-    return result
-
-
 def text_event(
     kind: str, message_id: str, owner: str | None = None, **fields: Any
 ) -> dict[str, Any]:
@@ -907,10 +893,6 @@ def tool_event(kind: str, call_id: str, owner: str | None = None, **fields: Any)
     if owner is not None:
         event["subagentRunId"] = owner
     return event
-
-
-def as_dicts(messages: list[Any]) -> list[dict[str, Any]]:
-    return [msgspec.to_builtins(m) for m in messages]
 
 
 def binary_input(*parts: dict[str, Any]) -> dict[str, Any]:
