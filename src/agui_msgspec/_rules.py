@@ -1,0 +1,307 @@
+"""Every rule id the library can name, with the spec page it comes from: the one table.
+
+A :class:`~agui_msgspec.ProtocolViolation` (or a :class:`~agui_msgspec.TransportError`)
+carries one of these ids in ``.rule``; the documentation's rule reference, the
+conformance runner's page matching and a report's spec links are all read from here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+SPEC_BASE = "https://docs.ag-ui.com/spec/1.1/"
+"""Where the 1.1 specification's pages are published; a rule's ``page`` is relative to it."""
+
+ErrorName = Literal[
+    "MalformedEvent", "MalformedInput", "LifecycleViolation", "ChunkViolation",
+    "ProtocolViolation", "TransportError",
+]  # fmt: skip
+
+
+class Rule(msgspec.Struct, frozen=True, kw_only=True):
+    """One rule: its stable id, the exception that carries it, and where the spec says it."""
+
+    id: str
+    """The stable id, as ``ProtocolViolation.rule``."""
+    error: ErrorName
+    """The class of the exception raised for it."""
+    summary: str
+    """What breaks the rule, in one line."""
+    pages: tuple[str, ...] = ()
+    """The spec pages (under ``/spec/1.1/``) the rule comes from, most specific first; empty
+    for a bound of this library's own (a resource limit the spec leaves to implementations)."""
+    bound: str | None = None
+    """For a resource bound: the option that sets it."""
+
+    @property
+    def spec_url(self) -> str | None:
+        """The published page of the rule's first spec page, or None for a bound of ours."""
+        return SPEC_BASE + self.pages[0] if self.pages else None
+
+
+_ITEM_KINDS = {
+    "text-message": "a text message",
+    "tool-call": "a tool call",
+    "reasoning": "a reasoning span",
+    "reasoning-message": "a reasoning message",
+    "step": "a step",
+    "subagent": "a subagent invocation",
+}
+_STREAMING = ("basic/patterns/streaming",)
+_ITEM_PAGES = {
+    "text-message": ("events/text-messages", *_STREAMING),
+    "tool-call": ("events/tool-calls", *_STREAMING),
+    "reasoning": ("events/reasoning", *_STREAMING),
+    "reasoning-message": ("events/reasoning", *_STREAMING),
+    "step": ("events/lifecycle", *_STREAMING),
+    "subagent": ("events/subagents", *_STREAMING),
+}
+_TRANSPORT = ("basic/transports/http-sse", "basic/transports")
+
+
+def _item_rules() -> list[Rule]:
+    rules = []
+    for kind, what in _ITEM_KINDS.items():
+        pages = _ITEM_PAGES[kind]
+        rules.append(
+            Rule(
+                id=f"{kind}-already-open",
+                error="LifecycleViolation",
+                summary=f"{what} is opened again while it is open",
+                pages=pages,
+            )
+        )
+        rules.append(
+            Rule(
+                id=f"{kind}-not-open",
+                error="LifecycleViolation",
+                summary=f"an event continues or closes {what} that is not open",
+                pages=pages,
+            )
+        )
+    return rules
+
+
+_TABLE = [
+    Rule(
+        id="invalid-json",
+        error="MalformedEvent",
+        summary="the payload is not JSON",
+        pages=("basic/processing", "basic/transports"),
+    ),
+    Rule(
+        id="invalid-utf8",
+        error="MalformedEvent",
+        summary="the payload is not UTF-8",
+        pages=("basic/processing", "basic/transports"),
+    ),
+    Rule(
+        id="not-an-object",
+        error="MalformedEvent",
+        summary="the payload is JSON but not one object",
+        pages=("basic/processing", "basic/transports"),
+    ),
+    Rule(
+        id="malformed-event",
+        error="MalformedEvent",
+        summary="a known field has a value the schema rejects (wrong type, missing, out of "
+        "range, null on an optional field, a malformed JSON Patch)",
+        pages=("basic/processing", "schema"),
+    ),
+    Rule(
+        id="too-deep",
+        error="MalformedEvent",
+        summary="the event, or the state it would make, nests deeper than the bound",
+        bound="max_state_depth (state); the interpreter's recursion limit (events)",
+    ),
+    Rule(
+        id="state-too-large",
+        error="ProtocolViolation",
+        summary="the state or an activity's content would pass max_state_size, or one patch "
+        "would build more than its allowance",
+        bound="max_state_size",
+    ),
+    Rule(
+        id="event-too-large",
+        error="TransportError",
+        summary="one event exceeds the reader's max_event_size",
+        bound="max_event_size",
+    ),
+    Rule(
+        id="too-many-open-items",
+        error="LifecycleViolation",
+        summary="more items are open at once in a run than max_open_items",
+        bound="max_open_items",
+    ),
+    Rule(
+        id="malformed-frame",
+        error="TransportError",
+        summary="a protobuf frame's bytes are not an Event message",
+        pages=("basic/transports/http-protobuf",),
+    ),
+    Rule(
+        id="first-event",
+        error="LifecycleViolation",
+        summary="the stream does not begin with RUN_STARTED or RUN_ERROR",
+        pages=("events/lifecycle",),
+    ),
+    Rule(
+        id="nested-run",
+        error="LifecycleViolation",
+        summary="RUN_STARTED while a run is active",
+        pages=("events/lifecycle",),
+    ),
+    Rule(
+        id="event-after-run-finished",
+        error="LifecycleViolation",
+        summary="after RUN_FINISHED, anything but RUN_STARTED or one late RUN_ERROR",
+        pages=("events/lifecycle",),
+    ),
+    Rule(
+        id="event-after-run-error",
+        error="LifecycleViolation",
+        summary="after RUN_ERROR, anything but RUN_STARTED",
+        pages=("events/lifecycle",),
+    ),
+    Rule(
+        id="open-at-run-finished",
+        error="LifecycleViolation",
+        summary="RUN_FINISHED while something of the run is still open",
+        pages=("events/lifecycle", *_STREAMING),
+    ),
+    *_item_rules(),
+    Rule(
+        id="attribution-mismatch",
+        error="LifecycleViolation",
+        summary="a continuation names another subagent than its opener",
+        pages=("events/subagents", "events/tool-calls", "events/activity"),
+    ),
+    Rule(
+        id="run-id-mismatch",
+        error="LifecycleViolation",
+        summary="RUN_FINISHED names another runId than its run's RUN_STARTED",
+        pages=("events/lifecycle", "basic/run-input"),
+    ),
+    Rule(
+        id="thread-id-mismatch",
+        error="LifecycleViolation",
+        summary="a run names another thread than the stream's first run (or the input)",
+        pages=("events/lifecycle", "basic/run-input"),
+    ),
+    Rule(
+        id="duplicate-interrupt-id",
+        error="LifecycleViolation",
+        summary="two interrupts of one interrupt outcome share an id",
+        pages=("basic/patterns/interrupt-resume", "events/lifecycle"),
+    ),
+    Rule(
+        id="chunk-missing-first-field",
+        error="ChunkViolation",
+        summary="the first chunk of an item lacks its id (or a tool call's name)",
+        pages=_STREAMING,
+    ),
+    Rule(
+        id="chunk-conflicting-repeat",
+        error="ChunkViolation",
+        summary="a continuation chunk repeats an opener field with another value",
+        pages=(*_STREAMING, "events/tool-calls"),
+    ),
+    Rule(
+        id="chunk-ambiguous",
+        error="ChunkViolation",
+        summary="an untagged, id-less chunk could continue several subagents' streams",
+        pages=(*_STREAMING, "events/subagents"),
+    ),
+    Rule(
+        id="truncated",
+        error="ProtocolViolation",
+        summary="the stream ended with a run still active, or inside an event",
+        pages=("events/lifecycle", "basic/transports"),
+    ),
+    Rule(
+        id="malformed-input",
+        error="MalformedInput",
+        summary="a RunAgentInput the schema rejects",
+        pages=("basic/run-input", "basic/processing"),
+    ),
+    Rule(
+        id="resume-uncovered",
+        error="MalformedInput",
+        summary="a resume does not answer every open interrupt of the run it resumes",
+        pages=("basic/patterns/interrupt-resume",),
+    ),
+    Rule(
+        id="resume-expired",
+        error="MalformedInput",
+        summary="a resume answers an interrupt whose expiry has passed",
+        pages=("basic/patterns/interrupt-resume",),
+    ),
+    Rule(
+        id="unrecognised-content",
+        error="ProtocolViolation",
+        summary="a producer is about to send material a consumer would strip",
+        pages=("basic/processing", "architecture"),
+    ),
+    Rule(
+        id="connect",
+        error="TransportError",
+        summary="no connection to the agent",
+        pages=_TRANSPORT,
+    ),
+    Rule(
+        id="timeout",
+        error="TransportError",
+        summary="a wait on the transport passed its timeout",
+        pages=_TRANSPORT,
+        bound="timeout",
+    ),
+    Rule(
+        id="event-timeout",
+        error="TransportError",
+        summary="one event took longer than event_timeout to arrive",
+        pages=_TRANSPORT,
+        bound="event_timeout",
+    ),
+    Rule(
+        id="deadline",
+        error="TransportError",
+        summary="the run took longer than its deadline",
+        pages=_TRANSPORT,
+        bound="deadline",
+    ),
+    Rule(
+        id="cut",
+        error="TransportError",
+        summary="the connection broke during the response",
+        pages=_TRANSPORT,
+    ),
+    Rule(
+        id="decode",
+        error="TransportError",
+        summary="the response body does not decode (its content coding is corrupt)",
+        pages=_TRANSPORT,
+    ),
+    Rule(
+        id="stacked-encoding",
+        error="TransportError",
+        summary="the response names more than one content coding",
+        pages=_TRANSPORT,
+    ),
+    Rule(
+        id="unknown-encoding",
+        error="TransportError",
+        summary="the response names a content coding that was not asked for",
+        pages=_TRANSPORT,
+    ),
+]
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in _TABLE}
+"""Every rule by id, in the order the documentation lists them."""
+
+
+def spec_url(rule_id: str) -> str | None:
+    """The spec page of ``rule_id``; None for a bound of this library's own or an unknown id."""
+    rule = RULES.get(rule_id)
+    return rule.spec_url if rule is not None else None
