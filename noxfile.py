@@ -277,3 +277,27 @@ def interop(session: nox.Session, framework: str) -> None:
         # Its cases alone, and the framework must import: a failure, not a skip.
         env={"AGUI_INTEROP": framework},
     )
+
+
+# The documentation site's tools, pinned: they are the docs session's alone, never a runtime or
+# published dependency. playwright drives the system's chromium (no browser download).
+DOCS_PINS = (
+    "mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings==1.0.8",
+    "mkdocstrings-python==2.0.11", RUFF,
+)  # fmt: skip
+DOCS_CHECK_PINS = ("playwright==1.65.2", "pytest>=8", "mypy==2.4.1", "starlette>=0.40")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site: ``mkdocs build --strict`` (no broken reference, every public
+    name documented), then tests/docs: the built site in headless chromium, and mypy --strict
+    over every Python block of the README and docs/. Here a missing chromium is a failure."""
+    session.install(".[http]", *DOCS_PINS, *DOCS_CHECK_PINS)
+    site = Path(session.create_tmp()) / "site"
+    quiet = {"NO_MKDOCS_2_WARNING": "1"}  # the theme's banner about its successor
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site), env=quiet)
+    checks = {"AGUI_DOCS_SITE": str(site), "AGUI_DOCS_REQUIRED": "1"}
+    session.run(
+        "pytest", "-q", "-p", "no:cacheprovider", "tests/docs", *session.posargs, env=checks
+    )
