@@ -253,7 +253,7 @@ def _node_install(session: nox.Session, source: Path) -> Path:
 
 
 # The producers `nox -s interop` serves: each framework's AG-UI integration as published, pinned
-# (README "Real producers"), each in its own venv with the project's http extra.
+# (docs/project/real-producers.md), each in its own venv with the project's http extra.
 INTEROP_PINS = {
     "pydantic_ai": ["pydantic-ai-slim[ag-ui]==2.68.0"],
     "langgraph": ["ag-ui-langgraph[fastapi]==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
@@ -267,7 +267,7 @@ INTEROP_PINS = {
 def interop(session: nox.Session, framework: str) -> None:
     """A framework's AG-UI endpoint on loopback over a fake model, via HttpAgent and the CLI.
 
-    ``nox -s interop`` runs all four; README "Real producers" says what each sends wrong.
+    ``nox -s interop`` runs all four; docs/project/real-producers.md says what each sends wrong.
     """
     session.install(".[http]", "pytest>=8", "uvicorn==0.54.0", *INTEROP_PINS[framework])
     session.run(

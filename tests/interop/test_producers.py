@@ -6,7 +6,7 @@ model; uvicorn serves it on loopback for the module, and every scenario runs thr
 differently is data, in ``PRODUCERS``: the events, the texts, and each known producer bug
 as what this consumer makes of it (a rejection with its rule and index, or content that is
 wrong until a snapshot restates it). A field left ``None`` is one that producer's case does
-not pin. A bug that goes away fails its case with "update the README's Real producers".
+not pin. A bug that goes away fails its case with "update docs/project/real-producers.md".
 
 The frameworks are installed only in their own ``nox -s interop`` venv, where
 ``AGUI_INTEROP`` names the framework: there its cases alone run and its import must succeed.
@@ -454,7 +454,7 @@ def known_bug(still_there: bool, producer: Producer, when_fixed: str) -> None:
     """A producer bug the data asserts as what it is: when it goes, the data must change."""
     if not still_there:
         pytest.fail(
-            f"{producer.package} now {when_fixed}: update the README's Real producers and this test"
+            f"{producer.package} now {when_fixed}: update docs/project/real-producers.md and this test"
         )
 
 

@@ -1,5 +1,5 @@
 """The package's layout is its architecture: each folder imports only the layers below it
-(README, "Architecture"), no module imports itself back through another, and no module
+(docs/project/architecture.md), no module imports itself back through another, and no module
 reaches into a private name of ``Consumer``."""
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _layer(module: str) -> int:
 
 def test_every_module_has_a_layer() -> None:
     unplaced = sorted(m for m in MODULES if m.split(".")[0] not in LAYER_OF)
-    assert unplaced == [], "add each new top-level module or folder to LAYERS and the README"
+    assert unplaced == [], "add each new top-level module or folder to LAYERS and docs/project/architecture.md"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
