@@ -26,6 +26,12 @@ API_PAGES = Path(__file__).parents[1] / "reference" / "api"
 ENTRY = re.compile(r"^::: agui_msgspec\.(\w+)\s*$", re.MULTILINE)
 RULES_MARKER = "<!-- generated: rule table -->"
 BINDINGS_MARKER = "<!-- generated: bindings -->"
+# A Struct's fields carry no docstring of their own (yet): show them anyway, with their types.
+BINDING_ENTRY = """::: agui_msgspec.{name}
+    options:
+      heading_level: 3
+      show_if_no_docstring: true
+"""
 
 # Public names whose docstring lives in a module another change is rewriting: each is listed
 # with the reason, and the build fails once the docstring exists (so the list cannot go stale).
@@ -66,9 +72,7 @@ def _bindings_page() -> str:
     parts = []
     for title, names in _binding_groups().items():
         parts.append(f"## {title}\n")
-        parts.extend(
-            f"::: agui_msgspec.{name}\n    options:\n      heading_level: 3\n" for name in names
-        )
+        parts.extend(BINDING_ENTRY.format(name=name) for name in names)
     return "\n".join(parts)
 
 
