@@ -18,6 +18,9 @@ ErrorName = Literal[
     "MalformedEvent", "MalformedInput", "LifecycleViolation", "ChunkViolation",
     "ProtocolViolation", "TransportError",
 ]  # fmt: skip
+Severity = Literal["violation", "warning", "hint"]
+"""A violation rejects the stream; a warning is what the consumer strips or drops and goes
+on; a hint is a likely producer mistake the spec allows (it never changes a verdict)."""
 
 
 class Rule(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,20 +28,27 @@ class Rule(msgspec.Struct, frozen=True, kw_only=True):
 
     id: str
     """The stable id, as ``ProtocolViolation.rule``."""
-    error: ErrorName
-    """The class of the exception raised for it."""
+    error: ErrorName | None
+    """The class of the exception raised for it; None for a warning or a hint (never raised)."""
     summary: str
     """What breaks the rule, in one line."""
     pages: tuple[str, ...] = ()
     """The spec pages (under ``/spec/1.1/``) the rule comes from, most specific first; empty
     for a bound of this library's own (a resource limit the spec leaves to implementations)."""
+    anchor: str = ""
+    """The heading on the first page that says it, as the published page's anchor."""
     bound: str | None = None
     """For a resource bound: the option that sets it."""
+    severity: Severity = "violation"
+    """What a report makes of it; a hint's level can be changed (``verify(levels=...)``)."""
 
     @property
     def spec_url(self) -> str | None:
-        """The published page of the rule's first spec page, or None for a bound of ours."""
-        return SPEC_BASE + self.pages[0] if self.pages else None
+        """The published page (and heading) of the rule's first spec page, or None for a
+        bound of ours."""
+        if not self.pages:
+            return None
+        return SPEC_BASE + self.pages[0] + (f"#{self.anchor}" if self.anchor else "")
 
 
 _ITEM_KINDS = {
@@ -297,7 +307,88 @@ _TABLE = [
     ),
 ]
 
-RULES: dict[str, Rule] = {rule.id: rule for rule in _TABLE}
+# What a consumer strips or drops and goes on with: a report's warnings, by kind.
+_WARNINGS = [
+    Rule(
+        id="dropped-event",
+        error=None,
+        summary="the consumer dropped an event: an unrecognised type, or a value it cannot keep",
+        pages=("basic/processing",),
+        severity="warning",
+    ),
+    Rule(
+        id="stripped-content",
+        error=None,
+        summary="the consumer removed unrecognised properties or values from an event",
+        pages=("basic/processing",),
+        severity="warning",
+    ),
+    Rule(
+        id="consumer-warning",
+        error=None,
+        summary="anything else the consumer warned about and went on (a state delta that does "
+        "not apply, a newer declared version, a translated retired event)",
+        pages=("basic/processing",),
+        severity="warning",
+    ),
+    Rule(
+        id="too-many-violations",
+        error=None,
+        summary="verify() stopped reading after max_violations violations",
+        bound="max_violations",
+        severity="warning",
+    ),
+]
+
+# Likely producer mistakes the spec allows: a report's hints, never a verdict.
+_HINTS = [
+    Rule(
+        id="tool-arguments-not-json",
+        error=None,
+        summary="a tool call's arguments, as they stand at TOOL_CALL_END, do not parse as JSON",
+        pages=("events/tool-calls",),
+        severity="hint",
+    ),
+    Rule(
+        id="near-miss-event-type",
+        error=None,
+        summary="an unrecognised event type that is close to a known one (dropped as unknown)",
+        pages=("basic/processing",),
+        severity="hint",
+    ),
+    Rule(
+        id="raw-wraps-typed-event",
+        error=None,
+        summary="a RAW event whose payload is itself an AG-UI event, which could be sent typed",
+        pages=("events/lifecycle",),
+        severity="hint",
+    ),
+    Rule(
+        id="unknown-parent-message",
+        error=None,
+        summary="a parentMessageId that names no message of the input or the stream",
+        pages=("events/tool-calls",),
+        severity="hint",
+    ),
+    Rule(
+        id="timestamp-in-seconds",
+        error=None,
+        summary="a timestamp that reads as seconds since the epoch where the schema says "
+        "milliseconds",
+        pages=("schema",),
+        severity="hint",
+    ),
+    Rule(
+        id="snapshot-renames-messages",
+        error=None,
+        summary="a MESSAGES_SNAPSHOT gives new ids to messages the input or the stream already "
+        "gave ids to",
+        pages=("events/text-messages",),
+        severity="hint",
+    ),
+]
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in (*_TABLE, *_WARNINGS, *_HINTS)}
 """Every rule by id, in the order the documentation lists them."""
 
 
