@@ -68,6 +68,8 @@ _ITEM_PAGES = {
     "step": ("events/lifecycle", *_STREAMING),
     "subagent": ("events/subagents", *_STREAMING),
 }
+# The heading of each kind's first page that states its sequence rules.
+_ITEM_ANCHORS = {"text-message": "error-handling", "tool-call": "error-handling", "step": "steps"}
 _TRANSPORT = ("basic/transports/http-sse", "basic/transports")
 
 
@@ -81,6 +83,7 @@ def _item_rules() -> list[Rule]:
                 error="LifecycleViolation",
                 summary=f"{what} is opened again while it is open",
                 pages=pages,
+                anchor=_ITEM_ANCHORS.get(kind, ""),
             )
         )
         rules.append(
@@ -89,6 +92,7 @@ def _item_rules() -> list[Rule]:
                 error="LifecycleViolation",
                 summary=f"an event continues or closes {what} that is not open",
                 pages=pages,
+                anchor=_ITEM_ANCHORS.get(kind, ""),
             )
         )
     return rules
@@ -100,18 +104,21 @@ _TABLE = [
         error="MalformedEvent",
         summary="the payload is not JSON",
         pages=("basic/processing", "basic/transports"),
+        anchor="the-rule",
     ),
     Rule(
         id="invalid-utf8",
         error="MalformedEvent",
         summary="the payload is not UTF-8",
         pages=("basic/processing", "basic/transports"),
+        anchor="the-rule",
     ),
     Rule(
         id="not-an-object",
         error="MalformedEvent",
         summary="the payload is JSON but not one object",
         pages=("basic/processing", "basic/transports"),
+        anchor="the-rule",
     ),
     Rule(
         id="malformed-event",
@@ -119,6 +126,7 @@ _TABLE = [
         summary="a known field has a value the schema rejects (wrong type, missing, out of "
         "range, null on an optional field, a malformed JSON Patch)",
         pages=("basic/processing", "schema"),
+        anchor="the-rule",
     ),
     Rule(
         id="too-deep",
@@ -156,30 +164,35 @@ _TABLE = [
         error="LifecycleViolation",
         summary="the stream does not begin with RUN_STARTED or RUN_ERROR",
         pages=("events/lifecycle",),
+        anchor="the-run",
     ),
     Rule(
         id="nested-run",
         error="LifecycleViolation",
         summary="RUN_STARTED while a run is active",
         pages=("events/lifecycle",),
+        anchor="several-runs-on-one-stream",
     ),
     Rule(
         id="event-after-run-finished",
         error="LifecycleViolation",
         summary="after RUN_FINISHED, anything but RUN_STARTED or one late RUN_ERROR",
         pages=("events/lifecycle",),
+        anchor="after-a-run-closes",
     ),
     Rule(
         id="event-after-run-error",
         error="LifecycleViolation",
         summary="after RUN_ERROR, anything but RUN_STARTED",
         pages=("events/lifecycle",),
+        anchor="after-a-run-closes",
     ),
     Rule(
         id="open-at-run-finished",
         error="LifecycleViolation",
         summary="RUN_FINISHED while something of the run is still open",
         pages=("events/lifecycle", *_STREAMING),
+        anchor="several-runs-on-one-stream",
     ),
     *_item_rules(),
     Rule(
@@ -192,67 +205,78 @@ _TABLE = [
         id="run-id-mismatch",
         error="LifecycleViolation",
         summary="RUN_FINISHED names another runId than its run's RUN_STARTED",
-        pages=("events/lifecycle", "basic/run-input"),
+        pages=("basic/run-input", "events/lifecycle"),
+        anchor="identity",
     ),
     Rule(
         id="thread-id-mismatch",
         error="LifecycleViolation",
         summary="a run names another thread than the stream's first run (or the input)",
-        pages=("events/lifecycle", "basic/run-input"),
+        pages=("basic/run-input", "events/lifecycle"),
+        anchor="identity",
     ),
     Rule(
         id="duplicate-interrupt-id",
         error="LifecycleViolation",
         summary="two interrupts of one interrupt outcome share an id",
         pages=("basic/patterns/interrupt-resume", "events/lifecycle"),
+        anchor="interrupting",
     ),
     Rule(
         id="chunk-missing-first-field",
         error="ChunkViolation",
         summary="the first chunk of an item lacks its id (or a tool call's name)",
         pages=_STREAMING,
+        anchor="the-first-chunk",
     ),
     Rule(
         id="chunk-conflicting-repeat",
         error="ChunkViolation",
         summary="a continuation chunk repeats an opener field with another value",
         pages=(*_STREAMING, "events/tool-calls"),
+        anchor="continuation-chunks",
     ),
     Rule(
         id="chunk-ambiguous",
         error="ChunkViolation",
         summary="an untagged, id-less chunk could continue several subagents' streams",
         pages=(*_STREAMING, "events/subagents"),
+        anchor="closing-a-chunk-stream",
     ),
     Rule(
         id="truncated",
         error="ProtocolViolation",
         summary="the stream ended with a run still active, or inside an event",
-        pages=("events/lifecycle", "basic/transports"),
+        pages=("basic/transports", "events/lifecycle"),
+        anchor="truncation",
     ),
     Rule(
         id="malformed-input",
         error="MalformedInput",
         summary="a RunAgentInput the schema rejects",
         pages=("basic/run-input", "basic/processing"),
+        anchor="error-handling",
     ),
     Rule(
         id="resume-uncovered",
         error="MalformedInput",
         summary="a resume does not answer every open interrupt of the run it resumes",
         pages=("basic/patterns/interrupt-resume",),
+        anchor="resuming",
     ),
     Rule(
         id="resume-expired",
         error="MalformedInput",
         summary="a resume answers an interrupt whose expiry has passed",
         pages=("basic/patterns/interrupt-resume",),
+        anchor="resuming",
     ),
     Rule(
         id="unrecognised-content",
         error="ProtocolViolation",
         summary="a producer is about to send material a consumer would strip",
         pages=("basic/processing", "architecture"),
+        anchor="what-a-consumer-does-with-unrecognised-material",
     ),
     Rule(
         id="connect",
@@ -314,6 +338,7 @@ _WARNINGS = [
         error=None,
         summary="the consumer dropped an event: an unrecognised type, or a value it cannot keep",
         pages=("basic/processing",),
+        anchor="what-a-consumer-does-with-unrecognised-material",
         severity="warning",
     ),
     Rule(
@@ -321,6 +346,7 @@ _WARNINGS = [
         error=None,
         summary="the consumer removed unrecognised properties or values from an event",
         pages=("basic/processing",),
+        anchor="what-a-consumer-does-with-unrecognised-material",
         severity="warning",
     ),
     Rule(
@@ -347,6 +373,7 @@ _HINTS = [
         error=None,
         summary="a tool call's arguments, as they stand at TOOL_CALL_END, do not parse as JSON",
         pages=("events/tool-calls",),
+        anchor="tool_call_end",
         severity="hint",
     ),
     Rule(
@@ -354,13 +381,15 @@ _HINTS = [
         error=None,
         summary="an unrecognised event type that is close to a known one (dropped as unknown)",
         pages=("basic/processing",),
+        anchor="what-a-producer-must-not-do",
         severity="hint",
     ),
     Rule(
         id="raw-wraps-typed-event",
         error=None,
         summary="a RAW event whose payload is itself an AG-UI event, which could be sent typed",
-        pages=("events/lifecycle",),
+        pages=("events/passthrough",),
+        anchor="raw",
         severity="hint",
     ),
     Rule(
@@ -368,6 +397,7 @@ _HINTS = [
         error=None,
         summary="a parentMessageId that names no message of the input or the stream",
         pages=("events/tool-calls",),
+        anchor="tool_call_start",
         severity="hint",
     ),
     Rule(
@@ -383,7 +413,8 @@ _HINTS = [
         error=None,
         summary="a MESSAGES_SNAPSHOT gives new ids to messages the input or the stream already "
         "gave ids to",
-        pages=("events/text-messages",),
+        pages=("events/state",),
+        anchor="messages_snapshot",
         severity="hint",
     ),
 ]

@@ -31,6 +31,8 @@ SPEC_PAGES = {
     "events/reasoning",
     "events/subagents",
     "events/activity",
+    "events/passthrough",
+    "events/state",
 }  # fmt: skip  (the 1.1 pages a rule can come from: docs/spec/1.1/ upstream)
 
 
@@ -97,7 +99,8 @@ def test_each_rule_links_to_a_spec_page_or_is_a_bound_of_ours(rule: object) -> N
     assert isinstance(rule, type(RULES["truncated"]))
     if rule.pages:
         assert set(rule.pages) <= SPEC_PAGES
-        assert spec_url(rule.id) == SPEC_BASE + rule.pages[0]
+        anchor = f"#{rule.anchor}" if rule.anchor else ""
+        assert spec_url(rule.id) == SPEC_BASE + rule.pages[0] + anchor
     else:
         assert rule.bound, "a rule with no spec page is a bound: say which option sets it"
         assert spec_url(rule.id) is None

@@ -155,9 +155,7 @@ class Report(msgspec.Struct, kw_only=True):
         )  # fmt: skip
 
 
-Source = (
-    bytes | bytearray | memoryview | Iterable[bytes] | Iterable[str | Mapping[str, Any] | Any]
-)
+Source = bytes | bytearray | memoryview | Iterable[bytes] | Iterable[str | Mapping[str, Any] | Any]
 
 
 def verify(
@@ -299,13 +297,14 @@ class _Verifier:
         head = b""
         try:
             for chunk in chunks:
+                piece = chunk
                 if reader is None:
                     head += chunk
                     told = _told_format(head)
                     if told is None:
                         continue
-                    reader, chunk, head = self._reader(told, max_event_size), head, b""
-                if not self._frame(reader.feed, chunk):
+                    reader, piece, head = self._reader(told, max_event_size), head, b""
+                if not self._frame(reader.feed, piece):
                     return
             if reader is None:
                 self._close(False)
@@ -320,7 +319,9 @@ class _Verifier:
             return ProtobufReader(
                 max_event_size, self.bindings, on_warning_before=self._reader_warning
             )
-        return SSEReader(max_event_size) if body_format == "sse" else JSONLinesReader(max_event_size)
+        return (
+            SSEReader(max_event_size) if body_format == "sse" else JSONLinesReader(max_event_size)
+        )
 
     def _frame(self, feed: Callable[[bytes], list[bytes]], chunk: bytes) -> bool:
         """The chunk's payloads, taken; False if the body cannot be framed further."""
@@ -429,9 +430,7 @@ class _Verifier:
         related = self.tracker.related(rule, document)
         for message in self.said:  # said before the event broke a rule
             self._warned(message, received, None)
-        self._add(
-            rule, "violation", violation.detail, received, None, path, related, after=after
-        )
+        self._add(rule, "violation", violation.detail, received, None, path, related, after=after)
         if document is not None and received is not None:
             self.events.append(
                 ReportEvent(
@@ -732,7 +731,7 @@ class _Hints:
         return close[0] if close else None
 
     def _learn(self, kind: str, document: Mapping[str, Any]) -> None:
-        if kind == "TEXT_MESSAGE_START" or kind == "TOOL_CALL_START":
+        if kind in ("TEXT_MESSAGE_START", "TOOL_CALL_START"):
             key = "messageId" if kind == "TEXT_MESSAGE_START" else "parentMessageId"
             message_id = document.get(key)
             if isinstance(message_id, str):
