@@ -240,11 +240,19 @@ class _Verifier:
         first: bool,
         max_violations: int,
         levels: dict[str, Level],
+        *,
+        keep_events: bool = True,
+        on_event: Callable[[ReportEvent], None] | None = None,
+        on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
         self.bindings = bindings
         self.levels = levels
         self.first = first
         self.max_violations = max_violations
+        # check's live timeline: each event and finding as found, the events kept or not
+        self.keep_events = keep_events
+        self.on_event = on_event
+        self.on_finding = on_finding
 
         def make() -> Consumer:
             return Consumer(bindings, self._on_warning, input, peer_version=peer_version)
@@ -262,8 +270,7 @@ class _Verifier:
         self.result: Result | None = None  # fixed at the first violation
         self.result_events: list[Any] = []
         self.tracker = _Related()
-        self.input = input
-        self.first_at: int | None = None  # the received index of the first violation
+        self.hints = _Hints(input, bindings)
         try:
             self.consumer: Consumer | None = make()
         except ProtocolViolation as violation:  # the input the run started from is malformed
@@ -355,39 +362,55 @@ class _Verifier:
         except ProtocolViolation as violation:
             self._violated(violation, received, payload)
             return
-        self.accepted.append(payload)
-        if self.result is None:
+        if not self.first:  # only a reading that goes on replays
+            self.accepted.append(payload)
+        if self.result is None and self.keep_events:
             self.result_events += events
         first_delivered = self.delivered if events else None
+        dropped = None
         if not events:
             document = _document(payload, received)
-            self.events.append(
-                ReportEvent(
-                    received_index=received,
-                    delivered_index=None,
-                    type=_type_of(document),
-                    event=document,
-                    status="dropped",
-                )
+            dropped = ReportEvent(
+                received_index=received,
+                delivered_index=None,
+                type=_type_of(document),
+                event=document,
+                status="dropped",
             )
+            self._event(dropped)
         for event in events:
             self._delivered(event, received, consumer)
         for message in self.said:
             self._warned(message, received, first_delivered)
+        if dropped is not None:
+            self._hinted(dropped)
 
     def _delivered(self, event: Any, received: int, consumer: Consumer) -> None:
         document = msgspec.to_builtins(event)
         index = self.delivered
         self.delivered += 1
-        self.events.append(
-            ReportEvent(
-                received_index=received, delivered_index=index, type=event.type, event=document
-            )
+        delivered = ReportEvent(
+            received_index=received, delivered_index=index, type=event.type, event=document
         )
+        self._event(delivered)
         self.tracker.saw(document, index)
-        if event.type in ("STATE_SNAPSHOT", "STATE_DELTA"):
+        if self.keep_events and event.type in ("STATE_SNAPSHOT", "STATE_DELTA"):
             state = msgspec.json.decode(msgspec.json.encode(consumer.state))  # a copy
             self.states.append(StateStep(delivered_index=index, state=state))
+        self._hinted(delivered)
+
+    def _event(self, event: ReportEvent) -> None:
+        if self.keep_events:
+            self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _hinted(self, event: ReportEvent) -> None:
+        for rule, message, path in self.hints.saw(event):
+            self._add(
+                rule, "hint", message, event.received_index, event.delivered_index, path,
+                after=self.violations > 0,
+            )  # fmt: skip
 
     def _close(self, inside_event: bool) -> None:
         consumer = self.consumer
@@ -420,27 +443,24 @@ class _Verifier:
         """Report a violation, set its event aside, and go on with a consumer that never
         saw it; ``ends``: nothing can be read after it (the body cannot be framed)."""
         after = self.result is not None
-        if not after:
-            self.first_at = received
         if not after and self.consumer is not None:
             delivered = list(getattr(violation, "delivered", []))
             self.result = self.consumer.result(self.result_events + delivered)
         rule, path = str(violation.rule), str(getattr(violation, "path", ""))
         document = None if payload is None else _document(payload, received or 0)
         related = self.tracker.related(rule, document)
+        if document is not None and received is not None:
+            aside = ReportEvent(
+                received_index=received,
+                delivered_index=None,
+                type=_type_of(document),
+                event=document,
+                status="set-aside",
+            )
+            self._event(aside)
         for message in self.said:  # said before the event broke a rule
             self._warned(message, received, None)
         self._add(rule, "violation", violation.detail, received, None, path, related, after=after)
-        if document is not None and received is not None:
-            self.events.append(
-                ReportEvent(
-                    received_index=received,
-                    delivered_index=None,
-                    type=_type_of(document),
-                    event=document,
-                    status="set-aside",
-                )
-            )
         self.violations += 1
         if self.first or ends or received is None:
             raise _Stop
@@ -494,30 +514,25 @@ class _Verifier:
             if level == "off":
                 return
             severity = level
-        self.findings.append(
-            Finding(
-                rule=rule,
-                severity=severity,
-                message=message,
-                received_index=received,
-                delivered_index=delivered,
-                path=path,
-                related_index=related,
-                spec_url=spec_url(rule),
-                after_violation=after,
-            )
+        finding = Finding(
+            rule=rule,
+            severity=severity,
+            message=message,
+            received_index=received,
+            delivered_index=delivered,
+            path=path,
+            related_index=related,
+            spec_url=spec_url(rule),
+            after_violation=after,
         )
+        self.findings.append(finding)
+        if self.on_finding is not None:
+            self.on_finding(finding)
 
     def report(self) -> Report:
         assert self.result is not None or self.consumer is None
         result = self.result or Result(outcome="failed", violation=None)
-        first_at = self.first_at if result.violation is not None else None
-        for rule, message, received, delivered, path in _Hints(
-            self.input, self.events, self.bindings
-        ).found():
-            after = first_at is not None and received > first_at
-            self._add(rule, "hint", message, received, delivered, path, after=after)
-        # In stream order, the hints among the rest; what is about no event (the end) last.
+        # In stream order; what is about no one event (the end, a dropped frame) last.
         self.findings.sort(key=_stream_order)
         return Report(
             findings=self.findings,
@@ -655,71 +670,64 @@ class _Related:
 
 # -- hints
 
-Hint = tuple[str, str, int, int | None, str]
-"""A hint's rule, message, received and delivered index, and path."""
+Hint = tuple[str, str, str]
+"""A hint's rule, message, and path into the event."""
 # Milliseconds since the epoch are past this from 1973 on; seconds stay below it until 5138.
 _SECONDS_CEILING = 10**11
 _SECONDS_FLOOR = 10**8  # 1973 in seconds: below it, a small test value, not an epoch time
 
 
 class _Hints:
-    """Likely producer mistakes the spec allows, read from the events after the stream."""
+    """Likely producer mistakes the spec allows, read from the events as they are read."""
 
-    def __init__(self, input: Any, events: list[ReportEvent], bindings: Bindings) -> None:
-        self.events = events
-        self.known_types = sorted(bindings.EVENT_TYPES)
+    def __init__(self, input: Any, bindings: Bindings) -> None:
+        self.known_types = frozenset(bindings.EVENT_TYPES)
+        self.sorted_types = sorted(self.known_types)
+        self.arguments: dict[Any, list[str]] = {}  # each open tool call's argument text
         self.messages: dict[str, tuple[Any, Any]] = {}  # id → (role, content)
         for message in _input_messages(input):
             if isinstance(message, Mapping) and isinstance(message.get("id"), str):
                 self.messages[message["id"]] = (message.get("role"), message.get("content"))
 
-    def found(self) -> Iterator[Hint]:
-        arguments: dict[Any, list[str]] = {}
-        for event in self.events:
-            document, at, delivered = event.event, event.received_index, event.delivered_index
-            if event.status == "dropped":
-                near = self._near_miss(event.type)
-                if near is not None:
-                    yield ("near-miss-event-type",
-                           f"unrecognised event type {event.type!r}: did you mean {near}?",
-                           at, None, "/type")  # fmt: skip
-                continue
-            if event.status != "delivered":
-                continue
-            kind = event.type
-            timestamp = document.get("timestamp")
-            if isinstance(timestamp, (int, float)) and (
-                _SECONDS_FLOOR <= timestamp < _SECONDS_CEILING
-            ):
-                yield ("timestamp-in-seconds",
-                       f"timestamp {timestamp} reads as seconds since the epoch; the schema "
-                       "says milliseconds", at, delivered, "/timestamp")  # fmt: skip
-            if kind == "TOOL_CALL_START":
-                arguments[document.get("toolCallId")] = []
-                parent = document.get("parentMessageId")
-                if isinstance(parent, str) and parent not in self.messages:
-                    yield ("unknown-parent-message",
-                           f"parentMessageId {parent!r} names no message of the input or "
-                           "the stream so far", at, delivered, "/parentMessageId")  # fmt: skip
-            elif kind == "TOOL_CALL_ARGS":
-                arguments.setdefault(document.get("toolCallId"), []).append(
-                    str(document.get("delta", ""))
-                )
-            elif kind == "TOOL_CALL_END":
-                text = "".join(arguments.pop(document.get("toolCallId"), []))
-                if text and not _parses(text):
-                    yield ("tool-arguments-not-json",
-                           f"the arguments of tool call {document.get('toolCallId')!r} do not "
-                           f"parse as JSON: {text[:80]!r}", at, delivered, "")  # fmt: skip
-            elif kind == "RAW":
-                inner = document.get("event")
-                if isinstance(inner, Mapping) and inner.get("type") in self.known_types:
-                    yield ("raw-wraps-typed-event",
-                           f"RAW wraps a {inner['type']} event, which could be sent as "
-                           "itself", at, delivered, "/event")  # fmt: skip
-            elif kind == "MESSAGES_SNAPSHOT":
-                yield from self._renames(document, at, delivered)
-            self._learn(kind, document)
+    def saw(self, event: ReportEvent) -> Iterator[Hint]:
+        document, kind = event.event, event.type
+        if event.status == "dropped":
+            near = self._near_miss(kind)
+            if near is not None:
+                yield ("near-miss-event-type",
+                       f"unrecognised event type {kind!r}: did you mean {near}?", "/type")  # fmt: skip
+            return
+        timestamp = document.get("timestamp")
+        if isinstance(timestamp, (int, float)) and _SECONDS_FLOOR <= timestamp < _SECONDS_CEILING:
+            yield ("timestamp-in-seconds",
+                   f"timestamp {timestamp} reads as seconds since the epoch; the schema says "
+                   "milliseconds", "/timestamp")  # fmt: skip
+        if kind == "TOOL_CALL_START":
+            self.arguments.setdefault(document.get("toolCallId"), [])
+            parent = document.get("parentMessageId")
+            if isinstance(parent, str) and parent not in self.messages:
+                yield ("unknown-parent-message",
+                       f"parentMessageId {parent!r} names no message of the input or the "
+                       "stream so far", "/parentMessageId")  # fmt: skip
+        elif kind == "TOOL_CALL_ARGS":
+            self.arguments.setdefault(document.get("toolCallId"), []).append(
+                str(document.get("delta", ""))
+            )
+        elif kind == "TOOL_CALL_END":
+            text = "".join(self.arguments.pop(document.get("toolCallId"), []))
+            if text and not _parses(text):
+                yield ("tool-arguments-not-json",
+                       f"the arguments of tool call {document.get('toolCallId')!r} do not "
+                       f"parse as JSON: {text[:80]!r}", "")  # fmt: skip
+        elif kind == "RAW":
+            inner = document.get("event")
+            if isinstance(inner, Mapping) and inner.get("type") in self.known_types:
+                yield ("raw-wraps-typed-event",
+                       f"RAW wraps a {inner['type']} event, which could be sent as itself",
+                       "/event")  # fmt: skip
+        elif kind == "MESSAGES_SNAPSHOT":
+            yield from self._renames(document)
+        self._learn(kind, document)
 
     def _near_miss(self, kind: str) -> str | None:
         if not kind:
@@ -727,7 +735,7 @@ class _Hints:
         wanted = kind.upper().replace("-", "_").replace(" ", "_")
         if wanted in self.known_types:
             return wanted
-        close = difflib.get_close_matches(wanted, self.known_types, n=1, cutoff=0.8)
+        close = difflib.get_close_matches(wanted, self.sorted_types, n=1, cutoff=0.8)
         return close[0] if close else None
 
     def _learn(self, kind: str, document: Mapping[str, Any]) -> None:
@@ -745,9 +753,7 @@ class _Hints:
                 if isinstance(message, Mapping) and isinstance(message.get("id"), str):
                     self.messages[message["id"]] = (message.get("role"), message.get("content"))
 
-    def _renames(
-        self, document: Mapping[str, Any], at: int, delivered: int | None
-    ) -> Iterator[Hint]:
+    def _renames(self, document: Mapping[str, Any]) -> Iterator[Hint]:
         snapshot = [m for m in document.get("messages") or () if isinstance(m, Mapping)]
         ids = {m.get("id") for m in snapshot}
         gone = {
@@ -760,8 +766,7 @@ class _Hints:
             if earlier is not None and message.get("id") not in self.messages:
                 yield ("snapshot-renames-messages",
                        f"the snapshot gives message {earlier!r} the new id "
-                       f"{message.get('id')!r}", at, delivered,
-                       f"/messages/{position}/id")  # fmt: skip
+                       f"{message.get('id')!r}", f"/messages/{position}/id")  # fmt: skip
 
 
 def _hashable(value: Any) -> Any:
