@@ -16,9 +16,10 @@ from agui_msgspec._tools.verify import Finding, Report, ReportEvent
 
 _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 _SAMPLES = 5  # indexes a grouped line shows
+# The field a timeline line names its event by, first, unquoted: the first one it carries.
+_ID_KEYS = ("messageId", "toolCallId", "stepName", "subagentRunId", "runId", "name")
 _SARIF_LEVELS = {"violation": "error", "warning": "warning", "hint": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-TOOL_URI = "https://github.com/agui-msgspec/agui-msgspec"
 
 
 def render_json(report: Report) -> str:
@@ -77,10 +78,15 @@ def event_line(event: ReportEvent) -> str:
         number = f"{'-':>4}  (frame {received}, {event.status})"
     else:
         number = f"{delivered:>4}" + (f"  (frame {received})" if received != delivered else "")
-    fields = "".join(
-        f" {name}={_value_text(value)}" for name, value in event.event.items() if name != "type"
-    )
-    return f"  {number}  {event.type or '(no type)'}{fields}"
+    document = event.event
+    shown = next((key for key in _ID_KEYS if isinstance(document.get(key), str)), None)
+    line = f"  {number}  {event.type or '(no type)'}"
+    if shown is not None:
+        line += f" {shown}={document[shown]}"
+    for name, value in document.items():
+        if name not in ("type", shown):
+            line += f" {name}={_value_text(value)}"
+    return line
 
 
 def _value_text(value: Any) -> str:
@@ -227,9 +233,7 @@ def render_sarif(report: Report, artifact: str = "stream") -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {"name": "agui-msgspec", "informationUri": TOOL_URI, "rules": rules}
-                },
+                "tool": {"driver": {"name": "agui-msgspec", "rules": rules}},
                 "results": results,
                 "properties": {"verdict": report.verdict},
             }
