@@ -684,6 +684,7 @@ class _Hints:
         self.known_types = frozenset(bindings.EVENT_TYPES)
         self.sorted_types = sorted(self.known_types)
         self.arguments: dict[Any, list[str]] = {}  # each open tool call's argument text
+        self.streamed = ""  # the assistant message the run last streamed
         self.messages: dict[str, tuple[Any, Any]] = {}  # id → (role, content)
         for message in _input_messages(input):
             if isinstance(message, Mapping) and isinstance(message.get("id"), str):
@@ -705,10 +706,13 @@ class _Hints:
         if kind == "TOOL_CALL_START":
             self.arguments.setdefault(document.get("toolCallId"), [])
             parent = document.get("parentMessageId")
-            if isinstance(parent, str) and parent not in self.messages:
+            # A new id is how a call mints its own assistant message; after the run streamed
+            # an assistant message, it more likely meant that one and lands apart from it.
+            if isinstance(parent, str) and parent not in self.messages and self.streamed:
                 yield ("unknown-parent-message",
-                       f"parentMessageId {parent!r} names no message of the input or the "
-                       "stream so far", "/parentMessageId")  # fmt: skip
+                       f"parentMessageId {parent!r} names no message, so the call gets an "
+                       f"assistant message of its own, apart from {self.streamed!r} streamed "
+                       "before it in this run", "/parentMessageId")  # fmt: skip
         elif kind == "TOOL_CALL_ARGS":
             self.arguments.setdefault(document.get("toolCallId"), []).append(
                 str(document.get("delta", ""))
@@ -739,6 +743,10 @@ class _Hints:
         return close[0] if close else None
 
     def _learn(self, kind: str, document: Mapping[str, Any]) -> None:
+        if kind == "RUN_STARTED":
+            self.streamed = ""
+        elif kind == "TEXT_MESSAGE_START" and document.get("role", "assistant") == "assistant":
+            self.streamed = str(document.get("messageId"))
         if kind in ("TEXT_MESSAGE_START", "TOOL_CALL_START"):
             key = "messageId" if kind == "TEXT_MESSAGE_START" else "parentMessageId"
             message_id = document.get(key)
