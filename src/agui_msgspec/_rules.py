@@ -18,6 +18,9 @@ ErrorName = Literal[
     "MalformedEvent", "MalformedInput", "LifecycleViolation", "ChunkViolation",
     "ProtocolViolation", "TransportError",
 ]  # fmt: skip
+Severity = Literal["violation", "warning", "hint"]
+"""A violation rejects the stream; a warning is what the consumer strips or drops and goes
+on; a hint is a likely producer mistake the spec allows (it never changes a verdict)."""
 
 
 class Rule(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,20 +28,27 @@ class Rule(msgspec.Struct, frozen=True, kw_only=True):
 
     id: str
     """The stable id, as ``ProtocolViolation.rule``."""
-    error: ErrorName
-    """The class of the exception raised for it."""
+    error: ErrorName | None
+    """The class of the exception raised for it; None for a warning or a hint (never raised)."""
     summary: str
     """What breaks the rule, in one line."""
     pages: tuple[str, ...] = ()
     """The spec pages (under ``/spec/1.1/``) the rule comes from, most specific first; empty
     for a bound of this library's own (a resource limit the spec leaves to implementations)."""
+    anchor: str = ""
+    """The heading on the first page that says it, as the published page's anchor."""
     bound: str | None = None
     """For a resource bound: the option that sets it."""
+    severity: Severity = "violation"
+    """What a report makes of it; a hint's level can be changed (``verify(levels=...)``)."""
 
     @property
     def spec_url(self) -> str | None:
-        """The published page of the rule's first spec page, or None for a bound of ours."""
-        return SPEC_BASE + self.pages[0] if self.pages else None
+        """The published page (and heading) of the rule's first spec page, or None for a
+        bound of ours."""
+        if not self.pages:
+            return None
+        return SPEC_BASE + self.pages[0] + (f"#{self.anchor}" if self.anchor else "")
 
 
 _ITEM_KINDS = {
@@ -58,6 +68,8 @@ _ITEM_PAGES = {
     "step": ("events/lifecycle", *_STREAMING),
     "subagent": ("events/subagents", *_STREAMING),
 }
+# The heading of each kind's first page that states its sequence rules.
+_ITEM_ANCHORS = {"text-message": "error-handling", "tool-call": "error-handling", "step": "steps"}
 _TRANSPORT = ("basic/transports/http-sse", "basic/transports")
 
 
@@ -71,6 +83,7 @@ def _item_rules() -> list[Rule]:
                 error="LifecycleViolation",
                 summary=f"{what} is opened again while it is open",
                 pages=pages,
+                anchor=_ITEM_ANCHORS.get(kind, ""),
             )
         )
         rules.append(
@@ -79,6 +92,7 @@ def _item_rules() -> list[Rule]:
                 error="LifecycleViolation",
                 summary=f"an event continues or closes {what} that is not open",
                 pages=pages,
+                anchor=_ITEM_ANCHORS.get(kind, ""),
             )
         )
     return rules
@@ -90,18 +104,21 @@ _TABLE = [
         error="MalformedEvent",
         summary="the payload is not JSON",
         pages=("basic/processing", "basic/transports"),
+        anchor="the-rule",
     ),
     Rule(
         id="invalid-utf8",
         error="MalformedEvent",
         summary="the payload is not UTF-8",
         pages=("basic/processing", "basic/transports"),
+        anchor="the-rule",
     ),
     Rule(
         id="not-an-object",
         error="MalformedEvent",
         summary="the payload is JSON but not one object",
         pages=("basic/processing", "basic/transports"),
+        anchor="the-rule",
     ),
     Rule(
         id="malformed-event",
@@ -109,6 +126,7 @@ _TABLE = [
         summary="a known field has a value the schema rejects (wrong type, missing, out of "
         "range, null on an optional field, a malformed JSON Patch)",
         pages=("basic/processing", "schema"),
+        anchor="the-rule",
     ),
     Rule(
         id="too-deep",
@@ -146,30 +164,35 @@ _TABLE = [
         error="LifecycleViolation",
         summary="the stream does not begin with RUN_STARTED or RUN_ERROR",
         pages=("events/lifecycle",),
+        anchor="the-run",
     ),
     Rule(
         id="nested-run",
         error="LifecycleViolation",
         summary="RUN_STARTED while a run is active",
         pages=("events/lifecycle",),
+        anchor="several-runs-on-one-stream",
     ),
     Rule(
         id="event-after-run-finished",
         error="LifecycleViolation",
         summary="after RUN_FINISHED, anything but RUN_STARTED or one late RUN_ERROR",
         pages=("events/lifecycle",),
+        anchor="after-a-run-closes",
     ),
     Rule(
         id="event-after-run-error",
         error="LifecycleViolation",
         summary="after RUN_ERROR, anything but RUN_STARTED",
         pages=("events/lifecycle",),
+        anchor="after-a-run-closes",
     ),
     Rule(
         id="open-at-run-finished",
         error="LifecycleViolation",
         summary="RUN_FINISHED while something of the run is still open",
         pages=("events/lifecycle", *_STREAMING),
+        anchor="several-runs-on-one-stream",
     ),
     *_item_rules(),
     Rule(
@@ -182,67 +205,78 @@ _TABLE = [
         id="run-id-mismatch",
         error="LifecycleViolation",
         summary="RUN_FINISHED names another runId than its run's RUN_STARTED",
-        pages=("events/lifecycle", "basic/run-input"),
+        pages=("basic/run-input", "events/lifecycle"),
+        anchor="identity",
     ),
     Rule(
         id="thread-id-mismatch",
         error="LifecycleViolation",
         summary="a run names another thread than the stream's first run (or the input)",
-        pages=("events/lifecycle", "basic/run-input"),
+        pages=("basic/run-input", "events/lifecycle"),
+        anchor="identity",
     ),
     Rule(
         id="duplicate-interrupt-id",
         error="LifecycleViolation",
         summary="two interrupts of one interrupt outcome share an id",
         pages=("basic/patterns/interrupt-resume", "events/lifecycle"),
+        anchor="interrupting",
     ),
     Rule(
         id="chunk-missing-first-field",
         error="ChunkViolation",
         summary="the first chunk of an item lacks its id (or a tool call's name)",
         pages=_STREAMING,
+        anchor="the-first-chunk",
     ),
     Rule(
         id="chunk-conflicting-repeat",
         error="ChunkViolation",
         summary="a continuation chunk repeats an opener field with another value",
         pages=(*_STREAMING, "events/tool-calls"),
+        anchor="continuation-chunks",
     ),
     Rule(
         id="chunk-ambiguous",
         error="ChunkViolation",
         summary="an untagged, id-less chunk could continue several subagents' streams",
         pages=(*_STREAMING, "events/subagents"),
+        anchor="closing-a-chunk-stream",
     ),
     Rule(
         id="truncated",
         error="ProtocolViolation",
         summary="the stream ended with a run still active, or inside an event",
-        pages=("events/lifecycle", "basic/transports"),
+        pages=("basic/transports", "events/lifecycle"),
+        anchor="truncation",
     ),
     Rule(
         id="malformed-input",
         error="MalformedInput",
         summary="a RunAgentInput the schema rejects",
         pages=("basic/run-input", "basic/processing"),
+        anchor="error-handling",
     ),
     Rule(
         id="resume-uncovered",
         error="MalformedInput",
         summary="a resume does not answer every open interrupt of the run it resumes",
         pages=("basic/patterns/interrupt-resume",),
+        anchor="resuming",
     ),
     Rule(
         id="resume-expired",
         error="MalformedInput",
         summary="a resume answers an interrupt whose expiry has passed",
         pages=("basic/patterns/interrupt-resume",),
+        anchor="resuming",
     ),
     Rule(
         id="unrecognised-content",
         error="ProtocolViolation",
         summary="a producer is about to send material a consumer would strip",
         pages=("basic/processing", "architecture"),
+        anchor="what-a-consumer-does-with-unrecognised-material",
     ),
     Rule(
         id="connect",
@@ -297,7 +331,95 @@ _TABLE = [
     ),
 ]
 
-RULES: dict[str, Rule] = {rule.id: rule for rule in _TABLE}
+# What a consumer strips or drops and goes on with: a report's warnings, by kind.
+_WARNINGS = [
+    Rule(
+        id="dropped-event",
+        error=None,
+        summary="the consumer dropped an event: an unrecognised type, or a value it cannot keep",
+        pages=("basic/processing",),
+        anchor="what-a-consumer-does-with-unrecognised-material",
+        severity="warning",
+    ),
+    Rule(
+        id="stripped-content",
+        error=None,
+        summary="the consumer removed unrecognised properties or values from an event",
+        pages=("basic/processing",),
+        anchor="what-a-consumer-does-with-unrecognised-material",
+        severity="warning",
+    ),
+    Rule(
+        id="consumer-warning",
+        error=None,
+        summary="anything else the consumer warned about and went on (a state delta that does "
+        "not apply, a newer declared version, a translated retired event)",
+        pages=("basic/processing",),
+        severity="warning",
+    ),
+    Rule(
+        id="too-many-violations",
+        error=None,
+        summary="verify() stopped reading after max_violations violations",
+        bound="max_violations",
+        severity="warning",
+    ),
+]
+
+# Likely producer mistakes the spec allows: a report's hints, never a verdict.
+_HINTS = [
+    Rule(
+        id="tool-arguments-not-json",
+        error=None,
+        summary="a tool call's arguments, as they stand at TOOL_CALL_END, do not parse as JSON",
+        pages=("events/tool-calls",),
+        anchor="tool_call_end",
+        severity="hint",
+    ),
+    Rule(
+        id="near-miss-event-type",
+        error=None,
+        summary="an unrecognised event type that is close to a known one (dropped as unknown)",
+        pages=("basic/processing",),
+        anchor="what-a-producer-must-not-do",
+        severity="hint",
+    ),
+    Rule(
+        id="raw-wraps-typed-event",
+        error=None,
+        summary="a RAW event whose payload is itself an AG-UI event, which could be sent typed",
+        pages=("events/passthrough",),
+        anchor="raw",
+        severity="hint",
+    ),
+    Rule(
+        id="unknown-parent-message",
+        error=None,
+        summary="a parentMessageId that names no message of the input or the stream",
+        pages=("events/tool-calls",),
+        anchor="tool_call_start",
+        severity="hint",
+    ),
+    Rule(
+        id="timestamp-in-seconds",
+        error=None,
+        summary="a timestamp that reads as seconds since the epoch where the schema says "
+        "milliseconds",
+        pages=("schema",),
+        severity="hint",
+    ),
+    Rule(
+        id="snapshot-renames-messages",
+        error=None,
+        summary="a MESSAGES_SNAPSHOT gives new ids to messages the input or the stream already "
+        "gave ids to",
+        pages=("events/state",),
+        anchor="messages_snapshot",
+        severity="hint",
+    ),
+]
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in (*_TABLE, *_WARNINGS, *_HINTS)}
 """Every rule by id, in the order the documentation lists them."""
 
 

@@ -58,13 +58,12 @@ def test_summary_of_a_100k_event_body_fits_a_screen(
     assert main(["check", "--summary", str(body)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) < 40
-    assert lines[0] == "ACCEPTED"
+    assert lines[0] == "ACCEPTED: 0 violation(s), 0 warning(s), 0 hint(s)"
     assert "events: 100000" in lines
     assert "  CUSTOM 99995" in lines
     assert "  TEXT_MESSAGE_CONTENT 1" in lines
     assert "runs: 1, completed 1" in lines
     assert "messages: 1, assistant 1" in lines
-    assert "warnings: 0" in lines
 
 
 def test_summary_of_a_rejected_stream_leads_with_the_violation(
@@ -74,7 +73,8 @@ def test_summary_of_a_rejected_stream_leads_with_the_violation(
     body.write_bytes(sse(START, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{"}))
     assert main(["check", "--summary", str(body)]) == 1
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("REJECTED [tool-call-not-open] event 1")
+    assert first.startswith("REJECTED: 2 violation(s)")  # the set-aside call, then truncation
+    assert "[tool-call-not-open] frame 1: " in first
 
 
 def test_summary_as_json_counts_instead_of_listing(
@@ -96,7 +96,10 @@ def test_json_streams_the_events_and_stays_one_document(
     body.write_bytes(sse(START, {"type": "TEXT_MESSAGE_END", "messageId": "nope"}))
     assert main(["check", "--json", str(body)]) == 1
     document = json.loads(capsys.readouterr().out)
-    assert [event["type"] for event in document["events"]] == ["RUN_STARTED"]
+    assert [(event["type"], event["status"]) for event in document["events"]] == [
+        ("RUN_STARTED", "delivered"),
+        ("TEXT_MESSAGE_END", "set-aside"),
+    ]
     assert document["violation"]["rule"] == "text-message-not-open"
     assert document["outcome"] == "failed"
 
@@ -210,16 +213,16 @@ def test_the_timeline_shows_the_substance_of_every_event_type(
         'CUSTOM name=progress value={"done":3,"of":7}',
         'STATE_SNAPSHOT snapshot={"city":"Paris"}',
         'STATE_DELTA delta=[{"op":"add","path":"/zip","value":"75001"}]',
-        'ACTIVITY_SNAPSHOT message_id=a1 activity_type=\'plan\' content={"steps":["look"]}',
-        'ACTIVITY_DELTA message_id=a1 activity_type=\'plan\' patch=[{"op":"add","path":"/steps/1","value":"book"}]',
-        "REASONING_MESSAGE_CONTENT message_id=rm1 delta='hmm'",
-        "REASONING_ENCRYPTED_VALUE subtype='message' entity_id='rm1' encrypted_value='opaque-blob-123'",
-        "TOOL_CALL_START tool_call_id=c1 tool_call_name='search'",
-        'TOOL_CALL_ARGS tool_call_id=c1 delta=\'{"q":"hotels"}\'',
-        "TOOL_CALL_RESULT message_id=t1 tool_call_id='c1' content='3 found'",
+        'ACTIVITY_SNAPSHOT messageId=a1 activityType=\'plan\' content={"steps":["look"]}',
+        'ACTIVITY_DELTA messageId=a1 activityType=\'plan\' patch=[{"op":"add","path":"/steps/1","value":"book"}]',
+        "REASONING_MESSAGE_CONTENT messageId=rm1 delta='hmm'",
+        "REASONING_ENCRYPTED_VALUE subtype='message' entityId='rm1' encryptedValue='opaque-blob-123'",
+        "TOOL_CALL_START toolCallId=c1 toolCallName='search'",
+        'TOOL_CALL_ARGS toolCallId=c1 delta=\'{"q":"hotels"}\'',
+        "TOOL_CALL_RESULT messageId=t1 toolCallId='c1' content='3 found'",
         'MESSAGES_SNAPSHOT messages=[{"role":"user","id":"u9","content":"hi"}]',
-        "STEP_STARTED step_name=plan",
-        "RUN_FINISHED run_id=r thread_id='t' result={\"booked\":true}",
+        "STEP_STARTED stepName=plan",
+        "RUN_FINISHED runId=r threadId='t' result={\"booked\":true}",
     ]:
         assert shown in out, shown
 
@@ -304,7 +307,7 @@ def test_run_into_a_closed_pipe_ends_quietly_with_the_verdict() -> None:
 # --- memory: the stream is not kept --------------------------------------------------------
 
 
-def test_check_keeps_no_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_first_keeps_no_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     body = tmp_path / "long.sse"
     body.write_bytes(long_body(60_000, value="v" * 300))  # 21 MB of events that assemble nothing
     assert body.stat().st_size > 20 * MiB
@@ -312,7 +315,7 @@ def test_check_keeps_no_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setattr(sys, "stdout", devnull)
         tracemalloc.start()
         try:
-            assert main(["check", str(body)]) == 0
+            assert main(["check", "--first", str(body)]) == 0
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -425,7 +428,7 @@ def test_check_json_stays_exact(tmp_path: Path, capsys: pytest.CaptureFixture[st
     body.write_bytes(hostile_body())
     assert main(["check", "--json", str(body)]) == 1
     document = json.loads(capsys.readouterr().out)
-    assert document["events"][0]["threadId"] == HOSTILE
+    assert document["events"][0]["event"]["threadId"] == HOSTILE
 
 
 def test_run_shows_control_characters_escaped(capsys: pytest.CaptureFixture[str]) -> None:

@@ -339,3 +339,29 @@ def test_an_admitted_gap_is_reported_by_its_path_with_the_reading_it_follows(
     lines = list(run_corpus(tmp_path).lines())
     assert lines[0].startswith("FOLLOWS SPEC PROSE renamed: accepted: an unrecognised value")
     assert lines[-1] == "0 passed, 0 failed"
+
+
+# --- any version's pages (issue 23, item 8) -------------------------------------------------
+
+
+def _fixture(folder: Path, name: str, page: str, stream: list[dict[str, object]]) -> None:
+    document = {"name": name, "specPage": page, "stream": stream, "expect": {"outcome": "failed"}}
+    (folder / f"{name}.json").write_text(json.dumps(document))
+
+
+def test_a_draft_fixture_maps_its_page_as_the_same_page_of_1_1(tmp_path: Path) -> None:
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}
+    finish = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}
+    _fixture(tmp_path, "finish-names-another-run", "/spec/draft/events/lifecycle", [start, finish])
+    corpus = run_corpus(tmp_path)
+    assert corpus.passed == ["finish-names-another-run"], list(corpus.lines())
+
+
+def test_a_page_with_no_rule_filed_under_it_says_so(tmp_path: Path) -> None:
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}
+    finish = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}
+    _fixture(tmp_path, "finish-names-another-run", "/spec/draft/events/state", [start, finish])
+    corpus = run_corpus(tmp_path)
+    assert not corpus.failed
+    assert any(line.startswith("NOTE finish-names-another-run: its specPage 'events/state'")
+               for line in corpus.lines())  # fmt: skip

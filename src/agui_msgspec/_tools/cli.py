@@ -18,7 +18,7 @@ import os
 import sys
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,20 +26,50 @@ import msgspec
 
 from agui_msgspec._errors import (
     HttpAgentError,
-    MalformedEvent,
     ProtocolViolation,
     RunFailed,
     TransportError,
     UsageError,
 )
 from agui_msgspec._http.client import HttpAgent
-from agui_msgspec._pipeline.consumer import Consumer, Result
+from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate
-from agui_msgspec._versions import LATEST_VERSION, SUPPORTED_VERSIONS, VersionLike, load_bindings
+from agui_msgspec._tools.render import (
+    event_line,
+    finding_line,
+    grouped_lines,
+    render_json,
+    render_junit,
+    render_sarif,
+    render_text,
+    report_document,
+    summary_lines,
+    verdict_line,
+)
+from agui_msgspec._tools.verify import (
+    DEFAULT_MAX_VIOLATIONS,
+    Report,
+    ReportEvent,
+    _levels,
+    _Verifier,
+)
+from agui_msgspec._versions import (
+    LATEST_VERSION,
+    SUPPORTED_VERSIONS,
+    VersionLike,
+    bindings_for,
+    load_bindings,
+)
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "json", "sarif", "junit")
+CHECK_EXIT_CODES = """exit codes:
+  0  pass: accepted, and no finding at --fail-on or above, nor more than --max-warnings
+  1  fail: rejected, or failed by --fail-on / --max-warnings
+  2  usage: a bad option, an unreadable file or --input, an unwritable --output"""
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 READ_CHUNK = 1024 * 1024
 """``check`` reads its input at most this many bytes at a time."""
@@ -58,12 +88,53 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="agui-msgspec", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser(
-        "check", help="verdict on a recorded stream (SSE, JSON lines or protobuf frames)"
+        "check",
+        help="every finding of a recorded stream (SSE, JSON lines or protobuf frames)",
+        description="Read a recorded stream and report every finding: the violations (read on "
+        "past the first, the offending event set aside), what the consumer strips or drops "
+        "(warnings), and likely producer mistakes (hints), each with its event and spec link.",
+        epilog=CHECK_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("file", help="the recorded stream, or - for standard input")
-    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument(
+        "--first",
+        action="store_true",
+        help="stop at the first violation, as a consumer does (and keep no events: any length)",
+    )
+    check.add_argument(
+        "--format",
+        action="append",
+        choices=FORMATS,
+        help="text (default), json, sarif or junit; repeat for several, each with its --output",
+    )
+    check.add_argument(
+        "--output",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="where the --format of the same position goes (default: standard output)",
+    )
+    check.add_argument("--json", action="store_true", help="the same as --format json")
+    check.add_argument(
+        "--group", action="store_true", help="text: one line per rule, a count and sample events"
+    )
     check.add_argument(
         "--summary", action="store_true", help="no timeline: the verdict, counts, runs, messages"
+    )
+    check.add_argument(
+        "--fail-on",
+        choices=("violation", "warning", "hint"),
+        default="violation",
+        help="the least severe finding that fails the check (default violation)",
+    )
+    check.add_argument("--max-warnings", type=int, metavar="N", help="fail on more than N warnings")
+    check.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="ID=LEVEL",
+        help="a hint's or warning's level: violation, warning, hint or off (repeatable)",
     )
     check.add_argument(
         "--input", type=Path, help="the RunAgentInput (JSON) the run started from: seeds history"
@@ -105,7 +176,7 @@ def _main(argv: Sequence[str] | None) -> int:
     out = _Output()
     version = bindings or args.version
     if args.command == "check":
-        return _check(args.file, version, args.input, out, as_json=args.json, summary=args.summary)
+        return _check(args, version, out)
     if args.command == "conformance":
         return _conformance(args.folder, version, out)
     agent_options = {"timeout": args.timeout, "deadline": args.deadline}
@@ -216,20 +287,48 @@ class _Tally:
             self.out.json(text)
 
 
-def _check(
-    file: str,
-    version: VersionLike,
-    input_path: Path | None,
-    out: _Output,
-    *,
-    as_json: bool,
-    summary: bool,
-) -> int:
+class _CheckTally:
+    """check's counts of the delivered events by type, and its live timeline's lines."""
+
+    def __init__(self, out: _Output, *, timeline: bool) -> None:
+        self.out = out
+        self.timeline = timeline
+        self.count = 0
+        self.read = 0
+        self.by_type: Counter[str] = Counter()
+
+    def show_event(self, event: ReportEvent) -> None:
+        self.read += 1
+        if event.delivered_index is not None:
+            self.count += 1
+            self.by_type[event.type] += 1
+        if self.timeline:
+            self.out.line(event_line(event))
+
+
+def _check(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
+    formats: list[str] = list(args.format or [])
+    if args.json:
+        formats.append("json")
+    outputs: list[Path] = list(args.output or [])
+    formats = formats or ["text"]
+    if len(outputs) > len(formats):
+        _error("each --output needs its --format")
+        return EXIT_USAGE
+    if len(formats) - len(outputs) > 1:
+        _error("only one --format can go to standard output: give the others an --output")
+        return EXIT_USAGE
+    try:
+        levels = _levels(dict(_rule_level(text) for text in args.rule))
+    except (UsageError, ValueError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    input_path = args.input
     try:
         input = None if input_path is None else msgspec.json.decode(input_path.read_bytes())
-        stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+        stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
     except OSError as exc:
-        _error(f"cannot read {exc.filename or file}: {exc.strerror}")
+        _error(f"cannot read {exc.filename or args.file}: {exc.strerror}")
         return EXIT_USAGE
     except msgspec.DecodeError as exc:
         _error(f"{input_path} is not JSON: {exc}")
@@ -237,48 +336,87 @@ def _check(
     except RecursionError:
         _error(f"{input_path} nests too deeply")
         return EXIT_USAGE
+    live = formats[len(outputs) :] == ["text"] and not (args.group or args.summary)
+    tally = _CheckTally(out, timeline=live)
     try:
-        consumer = Consumer(version, input=input)
-    except MalformedEvent as exc:
+        verifier = _Verifier(
+            bindings_for(version), input, None, args.first, DEFAULT_MAX_VIOLATIONS, levels,
+            keep_events="json" in formats and not args.summary,
+            on_event=tally.show_event,
+            on_finding=(lambda finding: out.line(f"        {finding_line(finding)}"))
+            if live else None,
+        )  # fmt: skip
+    except UsageError as exc:
         stream.close()
-        _error(f"{input_path} is not a RunAgentInput: {exc}")
+        _error(str(exc))
         return EXIT_USAGE
-    tally = _Tally(out, timeline=not summary, as_json=as_json)
-    tally.start()
+    if verifier.consumer is None:  # the input is not a RunAgentInput
+        stream.close()
+        _error(f"{input_path} is not a RunAgentInput: {verifier.findings[0].message}")
+        return EXIT_USAGE
     with stream:
         try:
-            _feed_file(stream, consumer, tally)
+            verifier.read_body(_chunks(stream, out), None, DEFAULT_MAX_EVENT_SIZE)
         except OSError as exc:
-            _error(f"cannot read {file}: {exc.strerror}")
+            _error(f"cannot read {args.file}: {exc.strerror}")
             return EXIT_USAGE
-    result = consumer.result([])
-    if as_json:
-        document = _as_json(result)
-        del document["events"]
-        if summary:
-            document["eventCount"] = tally.count
-            document["eventTypes"] = dict(tally.by_type.most_common())
-        tally.end_json(document)
-    else:
-        lines = _summary(result, tally) if summary else _timeline(result, tally.count)
-        for line in lines:
-            out.line(line)
+    report = verifier.report()
+    name = "stdin" if args.file == "-" else args.file
+    for position, kind in enumerate(formats):
+        if kind == "text" and position == len(outputs) and live:
+            out.line(f"{tally.count} event(s) delivered, {tally.read} read")
+            for line in summary_lines(report)[1:]:  # the counts: the events were not kept
+                out.line(line)
+            continue
+        if args.summary and kind in ("text", "json"):
+            document = _summary_document(report, tally) if kind == "json" else None
+            text = (
+                "\n".join(_summary(report, tally)) + "\n"
+                if document is None
+                else msgspec.json.encode(document).decode() + "\n"
+            )
+        else:
+            text = _rendered(kind, report, name, group=args.group)
+        if position < len(outputs):
+            try:
+                outputs[position].write_text(text, encoding="utf-8")
+            except OSError as exc:
+                _error(f"cannot write {outputs[position]}: {exc.strerror}")
+                return EXIT_USAGE
+        elif kind == "text":
+            for line in text.splitlines():
+                out.line(line)
+        else:
+            out.json(text.rstrip("\n"))
     out.flush()
-    return EXIT_ACCEPTED if result.outcome == "completed" else EXIT_REJECTED
+    failed = report.failed(args.fail_on, args.max_warnings)
+    return EXIT_REJECTED if failed else EXIT_ACCEPTED
 
 
-def _feed_file(stream: IO[bytes], consumer: Consumer, tally: _Tally) -> None:
-    """Read ``stream`` chunk by chunk into ``consumer``, each chunk's events shown and dropped
-    before the next chunk is read; a violation ends the reading (the consumer holds it)."""
+def _rule_level(text: str) -> tuple[str, Any]:
+    rule, equals, level = text.partition("=")
+    if not equals:
+        raise UsageError(f"--rule takes ID=LEVEL, not {text!r}")
+    return rule, level
+
+
+def _rendered(kind: str, report: Report, name: str, *, group: bool) -> str:
+    if kind == "json":
+        return render_json(report) + "\n"
+    if kind == "sarif":
+        return render_sarif(report, artifact=name) + "\n"
+    if kind == "junit":
+        return render_junit(report, name=name)
+    return render_text(report, group=group)
+
+
+def _chunks(stream: IO[bytes], out: _Output) -> Iterator[bytes]:
+    """``stream`` chunk by chunk; each chunk's events are shown before the next is read."""
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
     read = getattr(stream, "read1", stream.read)
-    try:
-        for chunk in iter(lambda: read(READ_CHUNK), b""):
-            tally.show(consumer.receive(chunk))
-            tally.out.flush()
-        tally.show(consumer.close())
-    except ProtocolViolation as violation:
-        tally.show(violation.delivered)
+    for chunk in iter(lambda: read(READ_CHUNK), b""):
+        yield chunk
+        out.flush()
 
 
 def _describe_run(run: Run) -> str:
@@ -298,20 +436,10 @@ def _describe_run(run: Run) -> str:
     return "; ".join(parts)
 
 
-def _timeline(result: Result, count: int) -> list[str]:
-    """What follows the events: the runs, the messages, the warnings, the verdict."""
-    lines = [f"{count} event(s) delivered"]
-    lines += ["runs:", *(f"  {_describe_run(run)}" for run in result.runs)]
-    lines.append(f"messages: {len(result.messages)}")
-    lines += [f"  {_message_line(message)}" for message in result.messages]
-    lines += [f"warning: {warning}" for warning in result.warnings]
-    lines.append(_verdict(result))
-    return lines
-
-
-def _summary(result: Result, tally: _Tally) -> list[str]:
+def _summary(report: Report, tally: _CheckTally) -> list[str]:
     """The verdict and what the stream carried, in a screenful whatever its length."""
-    lines = [_verdict(result), f"events: {tally.count}"]
+    result = report.result
+    lines = [verdict_line(report), f"events: {tally.count}"]
     lines += [f"  {name} {count}" for name, count in sorted(tally.by_type.items())]
     statuses = Counter(run.status for run in result.runs)
     lines.append(
@@ -325,13 +453,15 @@ def _summary(result: Result, tally: _Tally) -> list[str]:
         + "".join(f", {role} {count}" for role, count in sorted(roles.items()))
     )
     lines += [f"  {_message_line(message)}" for message in result.messages[-_SUMMARY_ITEMS:]]
-    lines.append(f"warnings: {len(result.warnings)}")
-    lines += [f"  {warning[:_VALUE_CHARS]}" for warning in result.warnings[:_SUMMARY_ITEMS]]
+    lines += grouped_lines(report)
     return lines
 
 
-def _verdict(result: Result) -> str:
-    return "ACCEPTED" if result.violation is None else f"REJECTED {result.violation}"
+def _summary_document(report: Report, tally: _CheckTally) -> dict[str, Any]:
+    document = report_document(report, events=False)
+    document["eventCount"] = tally.count
+    document["eventTypes"] = dict(tally.by_type.most_common())
+    return document
 
 
 def _message_line(message: Any) -> str:

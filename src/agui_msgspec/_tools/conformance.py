@@ -14,6 +14,7 @@ deviation; the project meets what ``FOLLOWS_PROSE`` says the prose asks instead.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,10 +106,28 @@ def expected_rules(fixture: dict[str, Any]) -> tuple[str, ...] | None:
     spelled = [rule for rule in RULE_PAGES if f"-{rule}-" in words]
     if spelled:
         return (max(spelled, key=len),)
-    page = str(fixture.get("specPage", "")).removeprefix("/").removeprefix("spec/1.1/")
-    if not page:
+    page = spec_page(fixture)
+    if not page or unmapped_page(fixture):
         return None
     return tuple(rule for rule, pages in RULE_PAGES.items() if page in pages or "*" in pages)
+
+
+_VERSIONED_PAGE = re.compile(r"^/?spec/[^/]+/")
+
+
+def spec_page(fixture: dict[str, Any]) -> str:
+    """The fixture's ``specPage`` as a page of any version's spec (``/spec/1.1/...``,
+    ``/spec/draft/...``): the version is left out, as the pages keep their names."""
+    return _VERSIONED_PAGE.sub("", str(fixture.get("specPage", "")).removeprefix("/"))
+
+
+def unmapped_page(fixture: dict[str, Any]) -> str:
+    """The fixture's page when no rule is filed under it (only the schema's, which hold on
+    every page): its rejection cannot be judged by page. Empty when it maps, or has none."""
+    page = spec_page(fixture)
+    if not page or any(page in pages for pages in RULE_PAGES.values()):
+        return ""
+    return page
 
 
 @dataclass
@@ -119,6 +138,8 @@ class FixtureReport:
     """The fixture pins a reference client's admitted gap (its description says so)."""
     follows_prose: str = ""
     """For an admitted gap: what the project does instead, and why."""
+    note: str = ""
+    """What the runner could not judge, and why (a spec page no rule is filed under)."""
 
     @property
     def passed(self) -> bool:
@@ -178,6 +199,12 @@ def _run_fixture(path: Path, version: VersionLike, name: str | None) -> FixtureR
     if "request" in expect or "requestAbsentPaths" in expect or peer is not None:
         report.problems += list(_check_request(input, expect, version, peer, warnings))
     report.problems += list(_check_verdict(fixture, expect, result))
+    page = unmapped_page(fixture)
+    if page and expect.get("outcome") == "failed" and result.violation is not None:
+        report.note = (
+            f"its specPage {page!r} has no rule filed under it: the rejection for "
+            f"{result.violation.rule!r} is not judged by page"
+        )
     report.problems += list(_check_events(expect, result, warnings))
     report.problems += list(_check_reducer(expect, result))
     return report
@@ -305,10 +332,13 @@ class CorpusReport:
     prose: list[FixtureReport] = field(default_factory=list)
     era_passed: list[str] = field(default_factory=list)
     era_failed: list[FixtureReport] = field(default_factory=list)
+    noted: list[FixtureReport] = field(default_factory=list)
 
     def lines(self) -> Iterator[str]:
         for report in self.failed:
             yield f"FAIL {report.name}: " + "; ".join(report.problems)
+        for report in self.noted:
+            yield f"NOTE {report.name}: {report.note}"
         for report in self.prose:
             yield f"FOLLOWS SPEC PROSE {report.name}: {report.follows_prose}"
         for report in self.era_failed:
@@ -331,6 +361,8 @@ def run_corpus(folder: Path, version: VersionLike = LATEST_VERSION) -> CorpusRep
     for path in sorted(folder.rglob("*.json")):
         name = path.relative_to(folder).with_suffix("").as_posix()
         report = run_fixture(path, version, name=name)
+        if report.note:
+            corpus.noted.append(report)
         if path.stem.startswith("era-"):
             (corpus.era_passed.append(name) if report.passed else corpus.era_failed.append(report))
         elif report.admitted_gap and report.passed:

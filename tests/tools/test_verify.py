@@ -1,0 +1,311 @@
+"""``verify()``: every finding of a stream in one pass (issue 23, items 1 and 3): violations
+past the first with the offending event set aside, warnings with their event and path,
+hints that never change a verdict, the same event numbers everywhere, spec links."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agui_msgspec import consume_body
+from agui_msgspec._errors import UsageError
+from agui_msgspec._rules import RULES
+from agui_msgspec._tools.verify import verify
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+STREAMS = Path(__file__).resolve().parents[2].parent / "shared/agui/conformance/1.1/streams"
+START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISH = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def sse(*documents: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(d).encode() + b"\n\n" for d in documents)
+
+
+def jsonl(*documents: dict[str, Any]) -> bytes:
+    return b"".join(json.dumps(d).encode() + b"\n" for d in documents)
+
+
+def test_a_conformant_stream_has_no_findings() -> None:
+    report = verify(sse(START, FINISH))
+    assert report.verdict == "accepted"
+    assert report.findings == []
+    assert [(e.received_index, e.delivered_index, e.type) for e in report.events] == [
+        (0, 0, "RUN_STARTED"),
+        (1, 1, "RUN_FINISHED"),
+    ]
+
+
+def test_two_independent_violations_are_both_reported_with_their_links() -> None:
+    stream = [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "late"},  # closed at 2
+        {"type": "STEP_FINISHED", "stepName": "never-started"},
+        FINISH,
+    ]
+    report = verify(sse(*stream))
+    assert report.verdict == "rejected"
+    first, second = report.violations
+    assert (first.rule, first.received_index, first.related_index) == (
+        "text-message-not-open",
+        3,
+        2,
+    )
+    assert first.spec_url == "https://docs.ag-ui.com/spec/1.1/events/text-messages#error-handling"
+    assert not first.after_violation
+    assert (second.rule, second.received_index, second.after_violation) == (
+        "step-not-open",
+        4,
+        True,
+    )
+    assert second.spec_url == "https://docs.ag-ui.com/spec/1.1/events/lifecycle#steps"
+    # set aside, the stream read on: the run still finishes cleanly after them
+    assert [e.status for e in report.events] == [
+        "delivered", "delivered", "delivered", "set-aside", "set-aside", "delivered",
+    ]  # fmt: skip
+
+
+def test_first_stops_at_the_first_violation() -> None:
+    stream = [
+        START,
+        {"type": "TOOL_CALL_END", "toolCallId": "x"},
+        {"type": "STEP_FINISHED", "stepName": "s"},
+        FINISH,
+    ]
+    report = verify(sse(*stream), first=True)
+    assert [f.rule for f in report.violations] == ["tool-call-not-open"]
+    assert [e.received_index for e in report.events] == [0, 1]
+    assert report.up_to_first_violation().findings == report.findings
+
+
+def test_the_verdict_and_result_are_the_consumers() -> None:
+    body = sse(START, {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{"}, FINISH)
+    report = verify(body)
+    expected = consume_body(body)
+    assert report.result.outcome == expected.outcome == "failed"
+    assert str(report.result.violation) == str(expected.violation)
+    assert report.result.events == expected.events
+
+
+def test_a_late_event_relates_to_the_run_finished_it_follows() -> None:
+    report = verify(sse(START, FINISH, {"type": "CUSTOM", "name": "x", "value": 1}))
+    (violation,) = report.violations
+    assert (violation.rule, violation.related_index) == ("event-after-run-finished", 1)
+
+
+def test_a_chunk_only_stream_names_one_event_number_everywhere() -> None:
+    """LlamaIndex sends only chunks: a received frame expands to several delivered events,
+    so a violation at a late chunk is at another delivered index than its frame."""
+    chunks = [
+        START,
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "delta": "a"},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "b"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "c1", "toolCallName": "f", "delta": "{}"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m2", "role": "user", "delta": "c"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m2", "role": "assistant", "delta": "d"},
+        FINISH,
+    ]
+    report = verify(jsonl(*chunks))
+    (violation,) = report.violations
+    assert (violation.rule, violation.received_index) == ("chunk-conflicting-repeat", 5)
+    # frames 1-4 delivered 8 events (chunks expanded, streams closed): the timeline numbers
+    # those, and the set-aside frame is named by its frame number, not a delivered one
+    delivered = [e for e in report.events if e.delivered_index is not None]
+    assert [e.delivered_index for e in delivered] == list(range(len(delivered)))
+    assert 5 not in {e.received_index for e in delivered}
+    assert len(delivered) > 7  # more delivered events than frames: the numbers differ
+    aside = [e for e in report.events if e.status == "set-aside"]
+    assert [e.received_index for e in aside] == [5]
+    assert violation.related_index == next(
+        e.delivered_index for e in report.events if e.type == "TEXT_MESSAGE_START"
+        and e.event.get("messageId") == "m2"
+    )  # fmt: skip
+
+
+def test_warnings_name_their_event_and_path() -> None:
+    stream = [
+        START,
+        {"type": "CUSTOM", "name": "x", "value": 1, "extra": True},
+        {"type": "NOPE"},
+        FINISH,
+    ]
+    report = verify(sse(*stream))
+    assert report.verdict == "accepted"
+    stripped, dropped = report.warnings
+    assert (stripped.rule, stripped.received_index, stripped.delivered_index, stripped.path) == (
+        "stripped-content", 1, 1, "/extra",
+    )  # fmt: skip
+    assert (dropped.rule, dropped.received_index, dropped.delivered_index) == (
+        "dropped-event",
+        2,
+        None,
+    )
+    assert report.events[2].status == "dropped"
+
+
+def test_payloads_are_read_as_consume_reads_them() -> None:
+    report = verify([START, json.dumps(FINISH)])
+    assert report.verdict == "accepted"
+    assert len(report.events) == 2
+
+
+def test_max_violations_stops_the_reading_and_says_so() -> None:
+    late = [{"type": "CUSTOM", "name": "x", "value": i} for i in range(10)]
+    report = verify(sse(START, FINISH, *late), max_violations=3)
+    assert len(report.violations) == 3
+    assert report.findings[-1].rule == "too-many-violations"
+
+
+# --- hints -------------------------------------------------------------------------------
+
+# A LangGraph body as ag-ui-langgraph 0.0.47 sends it (tests/interop, langgraph "backend"):
+# the model streamed '{"city":' then '"Paris"}', and only the second delta went out, until
+# MESSAGES_SNAPSHOT restated the call whole. Built from what the interop suite records of
+# the app (no recorded body is in the repository).
+LANGGRAPH_DROPPED_ARGUMENTS = [
+    START,
+    {"type": "STEP_STARTED", "stepName": "agent"},
+    {"type": "TOOL_CALL_START", "toolCallId": "call-w", "toolCallName": "get_weather"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "call-w", "delta": '"Paris"}'},
+    {"type": "TOOL_CALL_END", "toolCallId": "call-w"},
+    {"type": "RAW", "event": {"event": "on_chat_model_end"}},
+    {"type": "STEP_FINISHED", "stepName": "agent"},
+    {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            {"id": "u1", "role": "user", "content": "weather in Paris?"},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "toolCalls": [
+                    {
+                        "id": "call-w",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
+        ],
+    },
+    FINISH,
+]
+
+
+def test_dropped_tool_arguments_hint_on_the_langgraph_body() -> None:
+    report = verify(sse(*LANGGRAPH_DROPPED_ARGUMENTS))
+    assert report.verdict == "accepted"
+    (hint,) = report.hints
+    assert (hint.rule, hint.received_index) == ("tool-arguments-not-json", 4)
+    assert hint.spec_url == "https://docs.ag-ui.com/spec/1.1/events/tool-calls#tool_call_end"
+
+
+def test_whole_tool_arguments_give_no_hint() -> None:
+    first_delta = {"type": "TOOL_CALL_ARGS", "toolCallId": "call-w", "delta": '{"city":'}
+    stream = [*LANGGRAPH_DROPPED_ARGUMENTS[:3], first_delta, *LANGGRAPH_DROPPED_ARGUMENTS[3:]]
+    assert verify(sse(*stream)).hints == []
+
+
+@pytest.mark.parametrize(
+    ("events", "rule", "path"),
+    [
+        ([{"type": "RUN_STARTD", "threadId": "t", "runId": "r"}], "near-miss-event-type", "/type"),
+        ([{"type": "text_message_start", "messageId": "m"}], "near-miss-event-type", "/type"),
+        ([{"type": "RAW", "event": {"type": "TEXT_MESSAGE_START", "messageId": "m"}}],
+         "raw-wraps-typed-event", "/event"),
+        ([{"type": "TEXT_MESSAGE_START", "messageId": "m"},
+          {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+          {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f",
+           "parentMessageId": "nowhere"}, {"type": "TOOL_CALL_END", "toolCallId": "c"}],
+         "unknown-parent-message", "/parentMessageId"),
+        ([{"type": "CUSTOM", "name": "x", "value": 1, "timestamp": 1_718_000_000}],
+         "timestamp-in-seconds", "/timestamp"),
+    ],
+    ids=["near-miss", "near-miss-case", "raw", "parent", "seconds"],
+)  # fmt: skip
+def test_each_hint_fires_and_never_changes_the_verdict(
+    events: list[dict[str, Any]], rule: str, path: str
+) -> None:
+    report = verify(sse(START, *events, FINISH))
+    assert report.verdict == "accepted"
+    assert [(h.rule, h.path) for h in report.hints] == [(rule, path)]
+    assert RULES[rule].severity == "hint"
+    assert report.hints[0].spec_url
+
+
+def test_a_timestamp_in_milliseconds_gives_no_hint() -> None:
+    event = {"type": "CUSTOM", "name": "x", "value": 1, "timestamp": 1_718_000_000_000}
+    assert verify(sse(START, event, FINISH)).hints == []
+
+
+def test_a_call_minting_its_own_parent_message_gives_no_hint() -> None:
+    call = {
+        "type": "TOOL_CALL_START",
+        "toolCallId": "c",
+        "toolCallName": "f",
+        "parentMessageId": "new",
+    }
+    assert (
+        verify(sse(START, call, {"type": "TOOL_CALL_END", "toolCallId": "c"}, FINISH)).hints == []
+    )
+
+
+def test_a_parent_message_the_stream_gave_gives_no_hint() -> None:
+    stream = [
+        START,
+        {"type": "TEXT_MESSAGE_START", "messageId": "m"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f", "parentMessageId": "m"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        FINISH,
+    ]
+    assert verify(sse(*stream)).hints == []
+
+
+def test_a_snapshot_renaming_a_message_of_the_input_hints() -> None:
+    user = {"id": "u1", "role": "user", "content": "hi"}
+    renamed = {"type": "MESSAGES_SNAPSHOT", "messages": [{**user, "id": "lc-123"}]}
+    input = {"threadId": "t", "runId": "r", "messages": [user]}
+    report = verify(sse(START, renamed, FINISH), input=input)
+    assert [(h.rule, h.path) for h in report.hints] == [
+        ("snapshot-renames-messages", "/messages/0/id")
+    ]
+    kept = {"type": "MESSAGES_SNAPSHOT", "messages": [user]}
+    assert verify(sse(START, kept, FINISH), input=input).hints == []
+
+
+def test_levels_change_a_hint_and_off_silences_it() -> None:
+    body = sse(*LANGGRAPH_DROPPED_ARGUMENTS)
+    raised = verify(body, levels={"tool-arguments-not-json": "violation"})
+    assert raised.verdict == "accepted"  # a hint never changes the verdict...
+    assert raised.failed()  # ...but the CI policy fails on it
+    assert verify(body, levels={"tool-arguments-not-json": "off"}).findings == []
+    with pytest.raises(UsageError):
+        verify(body, levels={"text-message-not-open": "off"})
+    with pytest.raises(UsageError):
+        verify(body, levels={"no-such-rule": "hint"})
+
+
+def conformant_bodies() -> list[tuple[str, bytes | list[Any]]]:
+    bodies: list[tuple[str, bytes | list[Any]]] = [
+        (path.name, path.read_bytes())
+        for path in sorted(EXAMPLES.iterdir())
+        if path.suffix in (".sse", ".jsonl") and path.stem != "rejected-stream"
+    ]
+    if STREAMS.is_dir():
+        for path in sorted(STREAMS.glob("*.json")):
+            fixture = json.loads(path.read_text())
+            if fixture.get("expect", {}).get("outcome") == "completed":
+                bodies.append((path.name, fixture["stream"]))
+    return bodies
+
+
+@pytest.mark.parametrize(("name", "body"), conformant_bodies(), ids=lambda v: str(v)[:40])
+def test_no_hint_fires_on_a_conformant_stream(name: str, body: bytes | list[Any]) -> None:
+    report = verify(body)
+    assert report.verdict == "accepted", name
+    assert report.hints == []
