@@ -1,4 +1,4 @@
-"""An AG-UI agent served with Starlette, built on ``read_input`` and ``EventStream``.
+"""An AG-UI agent served with Starlette, built on ``parse_run_input`` and ``EventStream``.
 
 Run it (needs starlette and uvicorn) and talk to it::
 
@@ -35,7 +35,7 @@ async def weather_agent(input: agui.RunAgentInput) -> AsyncIterator[Any]:
     """Echo the user, look the weather up with a tool, answer."""
     city = str(input.messages[-1].content) if input.messages else "Paris"
     yield agui.RunStartedEvent(
-        thread_id=input.thread_id, run_id=input.run_id, protocol_version=agui.LATEST_VERSION
+        thread_id=input.thread_id, run_id=input.run_id, protocol_version=agui.PROTOCOL_VERSION
     )
     yield agui.TextMessageStartEvent(message_id="a1")
     for word in ("Checking ", "the weather in ", city, "."):
@@ -66,11 +66,13 @@ async def buggy_agent(input: agui.RunAgentInput) -> AsyncIterator[Any]:
 
 async def serve(request: Request, agent: Any) -> Response:
     try:
-        input, warnings = agui.read_input(await request.body())
-    except agui.MalformedEvent as refused:  # the run never starts: an HTTP error, no stream
+        # stripped, not refused: a newer client's input still runs, with a warning per path
+        input = agui.parse_run_input(
+            await request.body(),
+            on_warning=lambda warning: logger.warning("request body: %s", warning),
+        )
+    except agui.MalformedInput as refused:  # the run never starts: an HTTP error, no stream
         return JSONResponse({"error": str(refused), "path": refused.path}, status_code=422)
-    for warning in warnings:  # stripped, not refused: a newer client's input still runs
-        logger.warning("request body: %s", warning)
     stream = agui.EventStream(agent(input), request.headers.get("accept"))
     return StreamingResponse(stream, headers=stream.headers)
 

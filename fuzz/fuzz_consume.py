@@ -8,13 +8,13 @@ mutated seeds and random bytes for the same time.
 The target, :func:`check_one`, takes one response body and raises on a crash:
 
 - ``SSEReader``/``JSONLinesReader`` + ``Consumer.feed``/``close`` raising
-  anything but :class:`ProtocolViolation`, with the body whole or cut into
+  anything but :class:`ProtocolViolation` or :class:`TransportError`, with the body whole or cut into
   random chunks, and with low resource limits;
 - ``consume()`` or ``consume_body()`` raising anything at all (they report, they
   never raise), over the body's lines as payloads and the body as one payload;
 - reading the result (messages, state, runs) or encoding it raising;
-- ``read_input`` (the body, and its first lines, as a request body) raising anything but
-  ``MalformedEvent``, or keeping more warnings than its bound;
+- ``parse_run_input`` (the body, and its first lines, as a request body) raising anything
+  but ``MalformedInput``, or saying more warnings than its bound;
 - an invariant broken (:class:`InvariantBroken`): the same bytes must get the
   same verdict, warnings and result whatever the chunking, and ``consume_body``
   must agree with the reader + consumer pipeline it stands for.
@@ -59,14 +59,15 @@ from hypothesis import strategies as st
 
 from agui_msgspec import (
     Consumer,
-    MalformedEvent,
+    MalformedInput,
     ProtobufReader,
     ProtocolViolation,
+    TransportError,
     UsageError,
     consume,
     consume_body,
+    parse_run_input,
     proto_frame,
-    read_input,
     v1_1,
 )
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
@@ -311,7 +312,8 @@ def pipeline(
     """Reader + Consumer over ``chunks`` (which join to ``body``), payload by payload: the
     verdict and the result.
 
-    Raises whatever the pipeline raises that is not a ProtocolViolation: that is a crash.
+    Raises whatever the pipeline raises that is not a ProtocolViolation or a TransportError
+    (a frame too large): that is a crash.
     """
     consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
     # A dropped protobuf frame's warning, said once the payloads before it are taken, as
@@ -336,13 +338,13 @@ def pipeline(
             events.extend(consumer.feed(payload))
         say_pending()
 
-    violation: ProtocolViolation | None = None
+    violation: ProtocolViolation | TransportError | None = None
     try:
         for chunk in chunks:
             take(reader.feed(chunk))
         take(reader.close())
         consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation as exc:
+    except (ProtocolViolation, TransportError) as exc:
         violation = exc
         events += exc.delivered  # what the failing payload delivered before its violation
     return (
@@ -402,13 +404,14 @@ def check_one(body: bytes) -> None:
 
 
 def _read_request(body: bytes) -> None:
-    """``read_input`` on ``body``: the input and bounded warnings, or ``MalformedEvent``."""
+    """``parse_run_input`` on ``body``: the input and bounded warnings, or ``MalformedInput``."""
+    warnings: list[str] = []
     try:
-        typed, warnings = read_input(body)
-    except MalformedEvent:
+        typed = parse_run_input(body, on_warning=warnings.append)
+    except MalformedInput:
         return
     if len(warnings) > DEFAULT_MAX_WARNINGS + 1 or any(len(w) > 1000 for w in warnings):
-        raise InvariantBroken(f"read_input kept {len(warnings)} warnings, or one too long")
+        raise InvariantBroken(f"parse_run_input said {len(warnings)} warnings, or one too long")
     msgspec.json.encode(typed)
 
 

@@ -1,37 +1,46 @@
 """Every exception the library raises on purpose, under one base.
 
-    AguiError
-    ├── ProtocolViolation        the stream broke a rule: .rule .index .path .subject .delivered
+    AguiError                    catch this for "anything this library raised"
+    ├── ProtocolViolation        the producer broke a rule: .rule .detail .index .path .subject .delivered
     │   ├── MalformedEvent       not JSON, not an event, or a known value the schema rejects
+    │   │   └── MalformedInput   a RunAgentInput (a request body, an outgoing input) that is malformed
     │   ├── LifecycleViolation   an event where the run lifecycle does not allow it
-    │   ├── ChunkViolation       a *_CHUNK event that cannot be expanded
-    │   └── TransportError       the bytes could not be framed, or the transport failed
+    │   └── ChunkViolation       a *_CHUNK event that cannot be expanded
+    ├── TransportError           the bytes could not be framed, or the transport failed: the same
+    │                            .rule .detail .index .path .subject .delivered
     ├── HttpAgentError           the endpoint answered without an event stream: .status_code ...
-    ├── RunFailed                the run reported its own failure (RUN_ERROR): .result .error
+    ├── RunFailed                the run reported its own failure (RUN_ERROR), when asked: .result .error
     └── UsageError               the library was called wrongly (also a ValueError)
         └── CodegenError         a schema the generator cannot turn into bindings: .pointer
 
-A bad stream raises :class:`ProtocolViolation` (or a subclass) and nothing else:
-``rule`` is a stable id (the docs list them), ``index`` the 0-based position of
-the offending event in the stream, ``path`` a JSON Pointer into that event.
+A bad stream raises :class:`ProtocolViolation` (or a subclass), a broken network or framing
+:class:`TransportError`; both carry ``rule``, a stable id (the docs list them), ``index``, the
+0-based position of the offending event in the stream, and ``path``, a JSON Pointer into it,
+so code that reports either reads one set of attributes (:data:`StreamError` names both).
+``MalformedInput`` is also a ``MalformedEvent`` for one release, so ``except MalformedEvent``
+around ``parse_run_input`` keeps working; catch ``MalformedInput`` instead.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 import msgspec
 
 if TYPE_CHECKING:
+    from agui_msgspec import v1_1
     from agui_msgspec._http.client import RunResult
 
 
 class AguiError(Exception):
-    """The base of every exception this library raises on purpose."""
+    """The base of every exception this library raises on purpose: nothing else escapes a
+    public entry point. No attributes beyond the message; the subclasses add theirs."""
 
 
-class ProtocolViolation(AguiError):
-    """The stream broke a rule of the AG-UI specification; the consumer rejects it."""
+class _Finding(AguiError):
+    """What a stream's rejection carries, whoever is at fault (the producer or the transport):
+    the shared body of :class:`ProtocolViolation` and :class:`TransportError`, not a class to
+    catch (``StreamError`` names the two)."""
 
     def __init__(
         self,
@@ -65,18 +74,43 @@ class ProtocolViolation(AguiError):
 
 
 def _rebuild(
-    cls: type[ProtocolViolation],
+    cls: type[_Finding],
     rule: str,
     detail: str,
     index: int | None,
     path: str,
     subject: str | None = None,
-) -> ProtocolViolation:
+) -> _Finding:
     return cls(rule, detail, index=index, path=path, subject=subject)
 
 
+class ProtocolViolation(_Finding):
+    """The stream broke a rule of the AG-UI specification; the consumer rejects it.
+
+    Attributes: ``rule`` (the stable rule id), ``detail`` (why, in words), ``index`` (the
+    0-based position of the offending event; None at the end of the stream), ``path`` (a JSON
+    Pointer into that event, ``""`` for the whole of it), ``subject`` (what ``path`` points
+    into when it is not a stream's event, such as ``"request body"``; else None) and
+    ``delivered`` (the events of the failing payload or chunk that passed before it).
+    """
+
+
 class MalformedEvent(ProtocolViolation):
-    """A payload is not JSON, not an event object, or a known field has a value the schema rejects."""
+    """A payload is not JSON, not an event object, or a known field has a value the schema rejects.
+
+    Attributes as :class:`ProtocolViolation`; ``path`` points at the rejected value.
+    """
+
+
+class MalformedInput(MalformedEvent):
+    """A ``RunAgentInput`` is malformed: a request body ``parse_run_input`` cannot read
+    (rule ``malformed-input``), or an outgoing input ``build_run_input`` refuses
+    (``malformed-input``, ``resume-uncovered``, ``resume-expired``). The run never started:
+    a server answers it with an HTTP error status.
+
+    Attributes as :class:`ProtocolViolation`, ``subject`` ``"request body"``. It is also a
+    :class:`MalformedEvent` for one release (the class these errors had before).
+    """
 
 
 def too_deep(index: int) -> MalformedEvent:
@@ -85,16 +119,29 @@ def too_deep(index: int) -> MalformedEvent:
 
 
 class LifecycleViolation(ProtocolViolation):
-    """An event arrived where the run lifecycle does not allow it."""
+    """An event arrived where the run lifecycle does not allow it.
+
+    Attributes as :class:`ProtocolViolation`.
+    """
 
 
 class ChunkViolation(ProtocolViolation):
-    """A ``*_CHUNK`` event cannot be expanded: missing first-chunk ids, conflicting repeats, ambiguity."""
+    """A ``*_CHUNK`` event cannot be expanded: missing first-chunk ids, conflicting repeats,
+    ambiguity.
+
+    Attributes as :class:`ProtocolViolation`.
+    """
 
 
-class TransportError(ProtocolViolation):
-    """The bytes could not be framed into event payloads (an oversized event, say), or the
-    transport failed (``HttpAgent``: ``connect``, ``timeout``, ``cut``, ``decode``, ...)."""
+class TransportError(_Finding):
+    """The bytes could not be framed into event payloads (an oversized event, a protobuf frame
+    that does not decode), or the transport failed (``HttpAgent``: ``connect``, ``timeout``,
+    ``cut``, ``decode``, ``deadline``, ...). Not a :class:`ProtocolViolation`: the network,
+    not the producer's protocol, may be at fault.
+
+    Attributes as :class:`ProtocolViolation`: ``rule``, ``detail``, ``index`` (the event the
+    failure came at, or None before the first), ``path``, ``subject``, ``delivered``.
+    """
 
     def __str__(self) -> str:
         if self.index is None and self.subject is None:  # before any event, or between streams
@@ -102,13 +149,29 @@ class TransportError(ProtocolViolation):
         return super().__str__()
 
 
+StreamError: TypeAlias = "ProtocolViolation | TransportError"
+"""What rejects a stream: the producer's fault or the transport's. Both read alike."""
+
+
 class UsageError(AguiError, ValueError):
-    """The library was called wrongly (an unknown protocol version, say); not a stream problem."""
+    """The library was called wrongly (an unknown protocol version, an argument of the wrong
+    type, a conversion the official models cannot hold, ``run_sync`` inside an event loop);
+    not a stream problem. No attributes beyond the message.
+    """
+
+
+def wrong_type(what: str, value: object, expected: str) -> UsageError:
+    """``what`` was given ``value``, which is not ``expected``: named by its type, never by its
+    repr (a hostile value's repr may be huge, recurse, or raise)."""
+    return UsageError(f"{what} takes {expected}, not {type(value).__name__}")
 
 
 class CodegenError(UsageError):
-    """The schema cannot be turned into bindings: ``pointer`` is where (a JSON Pointer into the
-    schema; ``None`` when the fault is in no one place), ``schema`` the file, the message why."""
+    """The schema cannot be turned into bindings.
+
+    Attributes: ``detail`` (why), ``pointer`` (where: a JSON Pointer into the schema; None when
+    the fault is in no one place) and ``schema`` (the file, or ``""``).
+    """
 
     def __init__(self, detail: str, pointer: str | None, *, schema: str = "") -> None:
         self.detail = detail
@@ -129,8 +192,8 @@ class CodegenError(UsageError):
 class HttpAgentError(AguiError):
     """The endpoint answered without an event stream: the run never started.
 
-    ``status_code`` is the HTTP status, ``content_type`` the response's media
-    type, ``body`` the start of the response body (at most 2 KiB, decoded leniently).
+    Attributes: ``status_code`` (the HTTP status), ``content_type`` (the response's media
+    type) and ``body`` (the start of the response body: at most 2 KiB, decoded leniently).
     """
 
     def __init__(self, message: str, *, status_code: int, content_type: str, body: str) -> None:
@@ -143,12 +206,17 @@ class HttpAgentError(AguiError):
 class RunFailed(AguiError):
     """The run reported its own failure with ``RUN_ERROR``; the stream itself was conformant.
 
-    ``error`` is the ``RunErrorEvent``; ``result`` holds what the run delivered before it.
+    Raised only when asked for: ``RunResult.raise_for_status()``. Attributes: ``result`` (the
+    :class:`RunResult`, with what the run delivered before it) and ``error`` (its
+    ``RunErrorEvent``).
     """
 
     def __init__(self, result: RunResult) -> None:
+        error = result.run.error
+        if error is None:  # only a failed run is raised for, and it has its RUN_ERROR
+            raise UsageError("RunFailed is for a run that failed (status 'failed')")
         self.result = result
-        self.error: Any = result.run.error
+        self.error: v1_1.RunErrorEvent = error
         code = self.error.code
         suffix = "" if code is msgspec.UNSET else f" ({code})"
         super().__init__(f"the run failed: {self.error.message}{suffix}")

@@ -9,7 +9,7 @@ read the models directly, as it takes neither the ``EventType`` enum nor ``None`
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import msgspec
 
@@ -18,6 +18,11 @@ from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError
 from agui_msgspec._json import pointer_from_msgspec
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
+
+if TYPE_CHECKING:
+    import ag_ui.core as official
+
+    from agui_msgspec import v1_1
 
 # Weak keys, so that neither cache keeps a class alive (an application's, made at run time).
 # official class → bindings → the Struct of the same name
@@ -31,6 +36,16 @@ _OFFICIAL: weakref.WeakKeyDictionary[type, tuple[Any, tuple[tuple[str, Any], ...
 )
 
 
+@overload
+def from_official(
+    model: official.RunAgentInput, version: Literal["1.1"] = ...
+) -> v1_1.RunAgentInput: ...
+@overload
+def from_official(model: official.Event, version: Literal["1.1"] = ...) -> v1_1.Event: ...
+@overload
+def from_official(model: official.Message, version: Literal["1.1"] = ...) -> v1_1.Message: ...
+@overload
+def from_official(model: Any, version: VersionLike = ...) -> Any: ...
 def from_official(model: Any, version: VersionLike = LATEST_VERSION) -> Any:
     """An ``ag-ui-protocol`` model (event, message, ``RunAgentInput``, ...) as the Struct of
     the same name in ``version``'s bindings.
@@ -92,6 +107,14 @@ def _counterpart(cls: type, bindings: Bindings) -> type[msgspec.Struct]:
     return target
 
 
+@overload
+def to_official(struct: v1_1.RunAgentInput) -> official.RunAgentInput: ...
+@overload
+def to_official(struct: v1_1.Event) -> official.Event: ...
+@overload
+def to_official(struct: v1_1.Message) -> official.Message: ...
+@overload
+def to_official(struct: msgspec.Struct) -> Any: ...
 def to_official(struct: msgspec.Struct) -> Any:
     """A binding Struct as the ``ag_ui.core`` model of the same name (imports ``ag_ui``).
 
@@ -101,8 +124,12 @@ def to_official(struct: msgspec.Struct) -> Any:
 
     A Struct is not validated when it is built, so it is here: a value its schema rejects
     raises ``MalformedEvent`` (``malformed-event`` with its path, ``invalid-json`` for a
-    value JSON has no form for, ``too-deep``), as :func:`from_official` does.
+    value JSON has no form for, ``too-deep``), as :func:`from_official` does. A value the
+    installed ``ag-ui-protocol`` models cannot hold (an outcome newer than they are, say),
+    a Struct they have no model for, or anything but a Struct raises :class:`UsageError`.
     """
+    if not isinstance(struct, msgspec.Struct):
+        raise UsageError(f"to_official takes a binding Struct, not {type(struct).__name__}")
     target = _OFFICIAL.get(type(struct))
     if target is None:
         target = _OFFICIAL[type(struct)] = _official_counterpart(type(struct))
@@ -127,7 +154,18 @@ def to_official(struct: msgspec.Struct) -> Any:
         raise MalformedEvent("too-deep", "the value nests too deeply", subject=subject) from None
     for wire, default in defaults:
         document.setdefault(wire, default)
-    return model.model_validate(document)
+    try:
+        return model.model_validate(document)
+    except ValueError as exc:  # pydantic's ValidationError: a value newer than the SDK's models
+        raise UsageError(
+            f"ag-ui-protocol's {model.__name__} cannot hold this {subject}: "
+            f"{_first_line(str(exc), 2)}"
+        ) from None
+
+
+def _first_line(text: str, lines: int) -> str:
+    """The start of a pydantic message: its count and first error, not the whole dump."""
+    return "; ".join(line.strip() for line in text.splitlines()[:lines])
 
 
 def _official_counterpart(cls: type[msgspec.Struct]) -> tuple[Any, tuple[tuple[str, Any], ...]]:

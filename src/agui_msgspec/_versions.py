@@ -13,10 +13,12 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 import msgspec
 
-from agui_msgspec._errors import UsageError
+from agui_msgspec._errors import UsageError, wrong_type
 
 SUPPORTED_VERSIONS = ("1.0", "1.1")
+"""The protocol versions a ``version=`` string may name: each has bindings in the package."""
 LATEST_VERSION = SUPPORTED_VERSIONS[-1]
+"""The newest of them: every ``version=`` defaults to it (``agui_msgspec.PROTOCOL_VERSION``)."""
 
 
 class Bindings(Protocol):
@@ -68,7 +70,9 @@ def bindings_for(version: VersionLike) -> Bindings:
                 f"(no {', '.join(missing)}); make one with `agui-msgspec generate`"
             )
         return version
-    if not isinstance(version, str) or version not in SUPPORTED_VERSIONS:
+    if not isinstance(version, str):
+        raise wrong_type("version=", version, "a version string or a bindings module")
+    if version not in SUPPORTED_VERSIONS:
         raise UsageError(
             f"unsupported protocol version {version!r}; known: {', '.join(SUPPORTED_VERSIONS)}"
         )

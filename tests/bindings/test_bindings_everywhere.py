@@ -1,5 +1,5 @@
 """A generated bindings module is accepted wherever a version is: ``Consumer``, ``consume``,
-``consume_body``, ``prepare_input``, ``read_input``, ``StrictWriter``, ``HttpAgent`` and the
+``consume_body``, ``build_run_input``, ``parse_run_input``, ``StrictWriter``, ``HttpAgent`` and the
 CLI's ``--bindings``. The modules are generated at test time from each schema in ``schema/``
 and from the pre-1.0 draft (when ``../shared`` is there), under names of their own."""
 
@@ -24,10 +24,10 @@ from agui_msgspec import (
     Consumer,
     HttpAgent,
     StrictWriter,
+    build_run_input,
     consume,
     consume_body,
-    prepare_input,
-    read_input,
+    parse_run_input,
 )
 from agui_msgspec._tools.cli import main
 from agui_msgspec._versions import load_bindings
@@ -106,9 +106,11 @@ def test_consume_consume_body_and_consumer_decode_into_the_module(bindings: Modu
     assert [event.type for event in delivered] == [event["type"] for event in answer(bindings)]
 
 
-def test_prepare_input_declares_the_module_version(bindings: ModuleType) -> None:
+def test_build_run_input_declares_the_module_version(bindings: ModuleType) -> None:
     warnings: list[str] = []
-    prepared = prepare_input({**INPUT, "protocolVersion": "0.1"}, bindings, warnings.append)
+    prepared = build_run_input(
+        {**INPUT, "protocolVersion": "0.1"}, bindings, on_warning=warnings.append
+    )
     assert type(prepared) is bindings.RunAgentInput
     if is_draft(bindings):
         assert prepared.protocol_version is msgspec.UNSET  # nothing to declare
@@ -119,8 +121,11 @@ def test_prepare_input_declares_the_module_version(bindings: ModuleType) -> None
         assert warnings == []
 
 
-def test_read_input_types_with_the_module(bindings: ModuleType) -> None:
-    read, warnings = read_input(json.dumps({**INPUT, "vendorTrace": "x"}), version=bindings)
+def test_parse_run_input_types_with_the_module(bindings: ModuleType) -> None:
+    warnings: list[str] = []
+    read = parse_run_input(
+        json.dumps({**INPUT, "vendorTrace": "x"}), version=bindings, on_warning=warnings.append
+    )
     assert type(read) is bindings.RunAgentInput
     assert type(read.messages[0]) is bindings.UserMessage
     assert len(warnings) == 1
@@ -130,9 +135,9 @@ def test_read_input_types_with_the_module(bindings: ModuleType) -> None:
 def test_strict_writer_checks_the_module_events(bindings: ModuleType) -> None:
     writer = StrictWriter(bindings)
     start = bindings.RunStartedEvent(thread_id="t", run_id="r")
-    assert writer.check(start) == b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+    assert writer.frame(start) == b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
     with pytest.raises(agui_msgspec.LifecycleViolation, match="nested-run"):
-        writer.check(start)
+        writer.frame(start)
 
 
 def test_http_agent_runs_on_the_module(bindings: ModuleType) -> None:

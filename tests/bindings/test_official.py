@@ -1,6 +1,6 @@
 """Interop with the official pydantic SDK (``ag-ui-protocol``): the converters both ways,
 and official objects accepted wherever a wire-named dict is (consume, Consumer.feed,
-StrictWriter.check, read_input, EventStream)."""
+StrictWriter.frame, parse_run_input, EventStream)."""
 
 from __future__ import annotations
 
@@ -317,12 +317,12 @@ def test_consume_rejects_an_official_event_out_of_order() -> None:
 
 def test_strict_writer_checks_official_events() -> None:
     writer = agui.StrictWriter()
-    frames = [writer.check(event) for event in official_run()]
+    frames = [writer.frame(event) for event in official_run()]
     writer.close()
     assert frames[0] == b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
     assert agui.consume_body(b"".join(frames)).outcome == "completed"
     with pytest.raises(agui.LifecycleViolation):
-        agui.StrictWriter().check(official.TextMessageEndEvent(message_id="m"))
+        agui.StrictWriter().frame(official.TextMessageEndEvent(message_id="m"))
 
 
 def test_an_application_model_in_an_open_field_is_written_as_its_json() -> None:
@@ -339,13 +339,13 @@ def test_an_application_model_in_an_open_field_is_written_as_its_json() -> None:
     run = [official.RunStartedEvent(thread_id="t", run_id="r"), nested]
     assert agui.consume(run).state == {"today": {"city": "Oslo", "celsius": 3.5}}
     writer = agui.StrictWriter()
-    writer.check(run[0])
-    assert writer.check(nested) == (
+    writer.frame(run[0])
+    assert writer.frame(nested) == (
         b'data: {"type":"STATE_SNAPSHOT","snapshot":{"today":{"city":"Oslo","celsius":3.5}}}\n\n'
     )
 
 
-def test_read_input_takes_an_official_input() -> None:
+def test_parse_run_input_takes_an_official_input() -> None:
     input = official.RunAgentInput(
         thread_id="t",
         run_id="r",
@@ -355,7 +355,8 @@ def test_read_input_takes_an_official_input() -> None:
         context=[],
         forwarded_props=None,
     )
-    read, warnings = agui.read_input(input)
+    warnings: list[str] = []
+    read = agui.parse_run_input(input, on_warning=warnings.append)
     assert read == v1_1.RunAgentInput(thread_id="t", run_id="r", messages=[], tools=[], context=[])
     assert warnings == []
 
@@ -402,8 +403,8 @@ def test_importing_and_consuming_dicts_does_not_import_pydantic() -> None:
         "import sys, agui_msgspec as agui\n"
         "agui.consume([{'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'},"
         " {'type': 'RUN_FINISHED', 'threadId': 't', 'runId': 'r'}])\n"
-        "agui.StrictWriter().check({'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'})\n"
-        'agui.read_input(b\'{"threadId":"t","runId":"r","messages":[]}\')\n'
+        "agui.StrictWriter().frame({'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'})\n"
+        'agui.parse_run_input(b\'{"threadId":"t","runId":"r","messages":[]}\')\n'
         "b''.join(agui.EventStream([{'type': 'RUN_STARTED', 'threadId': 't', 'runId': 'r'}],"
         " 'text/event-stream'))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'ag_ui')))\n"
@@ -414,11 +415,11 @@ def test_importing_and_consuming_dicts_does_not_import_pydantic() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_prepare_input_and_event_stream_take_official_objects() -> None:
+def test_build_run_input_and_event_stream_take_official_objects() -> None:
     input = official.RunAgentInput(
         thread_id="t", run_id="r", messages=[], state={}, tools=[], context=[], forwarded_props={}
     )
-    assert agui.prepare_input(input).protocol_version == "1.1"
+    assert agui.build_run_input(input).protocol_version == "1.1"
     body = b"".join(agui.EventStream(official_run()))
     result = agui.consume_body(body)
     assert result.warnings == []
@@ -442,9 +443,9 @@ _ODD_VALUES = st.one_of(
 _ENTRY_POINTS = {
     "consume": lambda obj: agui.consume([obj]),
     "consume(input=)": lambda obj: agui.consume([], input=obj),
-    "StrictWriter.check": lambda obj: agui.StrictWriter().check(obj),
+    "StrictWriter.frame": lambda obj: agui.StrictWriter().frame(obj),
     "from_official": agui.from_official,
-    "read_input": agui.read_input,
+    "parse_run_input": agui.parse_run_input,
 }
 
 

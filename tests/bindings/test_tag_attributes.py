@@ -37,7 +37,7 @@ def test_event_message_outcome_and_part_read_their_tags() -> None:
 
 
 def test_the_tag_on_a_union_is_the_union_of_literals() -> None:
-    decoded: agui.Event = agui.event_decoder.decode(b'{"type":"STEP_STARTED","stepName":"s"}')
+    decoded: agui.Event = v1_1.event_decoder.decode(b'{"type":"STEP_STARTED","stepName":"s"}')
     kind: str = decoded.type
     assert kind == "STEP_STARTED"
     finished: agui.Message = msgspec.convert(
@@ -78,7 +78,7 @@ def test_encoding_and_decoding_are_unchanged_by_the_attribute() -> None:
         b'{"type":"RUN_FINISHED","threadId":"t","runId":"r",'
         b'"outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"approve"}]}}'
     )
-    event = agui.event_decoder.decode(wire)
+    event = v1_1.event_decoder.decode(wire)
     assert agui.encode(event) == wire  # the tag written once, first, as before
     assert msgspec.to_builtins(event)["type"] == "RUN_FINISHED"
     assert "type" not in msgspec.structs.asdict(event)
@@ -86,7 +86,7 @@ def test_encoding_and_decoding_are_unchanged_by_the_attribute() -> None:
         b'{"type":"MESSAGES_SNAPSHOT","messages":[{"role":"user","id":"u","content":'
         b'[{"type":"text","text":"Hi"}]},{"role":"assistant","id":"a","content":"Yo"}]}'
     )
-    decoded = agui.event_decoder.decode(snapshot)
+    decoded = v1_1.event_decoder.decode(snapshot)
     assert agui.encode(decoded) == snapshot
     assert [m.role for m in decoded.messages] == ["user", "assistant"]  # type: ignore[union-attr]
     assert msgspec.msgpack.decode(msgspec.msgpack.encode(decoded), type=agui.Event) == decoded

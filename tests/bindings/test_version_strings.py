@@ -21,9 +21,9 @@ from agui_msgspec import (
     Consumer,
     HttpAgent,
     UsageError,
+    build_run_input,
     consume,
     consume_body,
-    prepare_input,
     v1_1,
 )
 from agui_msgspec._tools.cli import main
@@ -133,15 +133,15 @@ def test_http_agent_reads_any_declared_version(declared: str) -> None:
 
 
 @pytest.mark.parametrize("version", [SUPERSCRIPT, HUGE, ARABIC_INDIC])
-def test_prepare_input_on_bindings_with_an_unreadable_version(version: str) -> None:
+def test_build_run_input_on_bindings_with_an_unreadable_version(version: str) -> None:
     odd = ModuleType("odd_bindings")
     odd.__dict__.update({k: v for k, v in vars(v1_1).items() if not k.startswith("__")})
     odd.PROTOCOL_VERSION = version
     warnings: list[str] = []
-    prepared = prepare_input(
+    prepared = build_run_input(
         {"threadId": "t", "runId": "r", "messages": [], "protocolVersion": "1.1"},
         odd,
-        warnings.append,
+        on_warning=warnings.append,
     )
     expected = "9" * 4301 + ".1" if version == HUGE else msgspec.UNSET
     assert prepared.protocol_version == expected
@@ -149,12 +149,12 @@ def test_prepare_input_on_bindings_with_an_unreadable_version(version: str) -> N
 
 
 @pytest.mark.parametrize("version", [SUPERSCRIPT, ARABIC_INDIC, "1.x", "draft"])
-def test_prepare_input_refuses_a_version_string_that_is_not_a_version(version: str) -> None:
+def test_build_run_input_refuses_a_version_string_that_is_not_a_version(version: str) -> None:
     input = {"threadId": "t", "runId": "r", "messages": []}
     with pytest.raises(UsageError, match=r"is not MAJOR\.MINOR"):
-        prepare_input(input, version)
+        build_run_input(input, version)
 
 
-def test_prepare_input_on_a_huge_version_string_names_it_unsupported() -> None:
+def test_build_run_input_on_a_huge_version_string_names_it_unsupported() -> None:
     with pytest.raises(UsageError, match="unsupported protocol version"):
-        prepare_input({"threadId": "t", "runId": "r", "messages": []}, HUGE)
+        build_run_input({"threadId": "t", "runId": "r", "messages": []}, HUGE)

@@ -261,25 +261,34 @@ def test_a_response_without_content_type_is_refused() -> None:
 # --- the run's own failure ---------------------------------------------------------------
 
 
-def test_run_error_is_delivered_then_fails_the_result() -> None:
+def test_run_error_is_delivered_then_is_the_failed_result() -> None:
     error = {"type": "RUN_ERROR", "message": "model overloaded", "code": "OVERLOADED"}
     body = sse(*ANSWER[:3], error)
 
-    async def scenario() -> tuple[list[Any], RunFailed]:
+    async def scenario() -> tuple[list[Any], RunResult]:
         delivered: list[Any] = []
         async with agent_for(replying(body)).run(INPUT) as stream:
             async for event in stream:  # iteration itself does not raise
                 delivered.append(event)
-            with pytest.raises(RunFailed) as raised:
-                await stream.result()
-        return delivered, raised.value
+            return delivered, await stream.result()  # nor does the result
 
-    delivered, failed = run(scenario())
+    delivered, result = run(scenario())
     assert tags(delivered)[-1] == "RUN_ERROR"
-    assert failed.error == v1_1.RunErrorEvent(message="model overloaded", code="OVERLOADED")
-    assert failed.result.run.status == "failed"
-    assert failed.result.new_messages == [v1_1.AssistantMessage(id="m1", content="Hi ")]
-    assert "model overloaded" in str(failed)
+    assert result.status == "failed"
+    assert result.error == v1_1.RunErrorEvent(message="model overloaded", code="OVERLOADED")
+    assert result.new_messages == [v1_1.AssistantMessage(id="m1", content="Hi ")]
+    with pytest.raises(RunFailed) as raised:
+        result.raise_for_status()
+    assert raised.value.error == result.error
+    assert raised.value.result is result
+    assert "model overloaded" in str(raised.value)
+
+
+def test_raise_for_status_returns_a_result_that_did_not_fail() -> None:
+    result = run(agent_for(replying(sse(*ANSWER))).run_agent(INPUT))
+    assert result.status == "completed"
+    assert result.error is None
+    assert result.raise_for_status() is result
 
 
 def test_a_run_error_before_a_new_run_does_not_fail_the_new_run() -> None:
@@ -290,9 +299,9 @@ def test_a_run_error_before_a_new_run_does_not_fail_the_new_run() -> None:
 
 def test_a_late_run_error_fails_a_finished_run() -> None:
     body = sse(*ANSWER, {"type": "RUN_ERROR", "message": "late"})
-    with pytest.raises(RunFailed) as raised:
-        run(agent_for(replying(body)).run_agent(INPUT))
-    assert raised.value.error.message == "late"
+    result = run(agent_for(replying(body)).run_agent(INPUT))
+    assert result.status == "failed"
+    assert result.error.message == "late"
 
 
 # --- rejected and truncated streams --------------------------------------------------------
@@ -301,7 +310,7 @@ def test_a_late_run_error_fails_a_finished_run() -> None:
 @dataclass
 class Outcome:
     delivered: list[Any] = field(default_factory=list)
-    raised: ProtocolViolation | None = None
+    raised: ProtocolViolation | TransportError | None = None
     result_raised: BaseException | None = None
     messages: list[Any] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
@@ -316,11 +325,11 @@ def outcome_of(agent: HttpAgent) -> Outcome:
             try:
                 async for event in stream:
                     seen.delivered.append(event)
-            except ProtocolViolation as violation:
+            except (ProtocolViolation, TransportError) as violation:
                 seen.raised = violation
             try:
                 await stream.result()
-            except (ProtocolViolation, RunFailed) as exc:
+            except (ProtocolViolation, TransportError) as exc:
                 seen.result_raised = exc
             seen.messages = stream.messages
             seen.statuses = [r.status for r in stream.runs]

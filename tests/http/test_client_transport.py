@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serving import serve_handler, trickling_server
 
-from agui_msgspec import HttpAgent, HttpAgentError, RunFailed, RunResult
+from agui_msgspec import HttpAgent, HttpAgentError, RunResult
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
 from agui_msgspec._tools.cli import main
 
@@ -82,11 +82,11 @@ async def outcome(agent: HttpAgent) -> tuple[list[Any], BaseException | None, An
     try:
         async for event in stream:
             delivered.append(event)
-    except ProtocolViolation as exc:
+    except (ProtocolViolation, TransportError) as exc:
         raised = exc
     try:
         result: Any = await stream.result()
-    except ProtocolViolation as exc:
+    except (ProtocolViolation, TransportError) as exc:
         result = exc
     await stream.aclose()
     return delivered, raised, result
@@ -359,7 +359,7 @@ def test_result_raises_after_iteration_failed_however_often_it_is_asked() -> Non
             for _ in range(3):
                 try:
                     await stream.result()
-                except ProtocolViolation as exc:
+                except (ProtocolViolation, TransportError) as exc:
                     raised.append(exc)
             assert [r.status for r in stream.runs] == ["truncated"]
         return raised
@@ -563,7 +563,7 @@ def test_the_cli_tells_a_silent_server_from_one_it_cannot_reach(
     assert "cannot reach" not in err
 
 
-# --- whatever comes, only ProtocolViolation (or the run's own RunFailed) -----------------------
+# --- whatever comes, only ProtocolViolation or TransportError (a failed run is a result) ----------
 
 FAILURES = [
     None,
@@ -598,7 +598,7 @@ def test_nothing_escapes_but_protocol_violation(
 
     headers = {} if coding is None else {"content-encoding": coding}
     agent, _ = agent_replying(stream(), headers=headers)
-    with contextlib.suppress(ProtocolViolation, RunFailed):
+    with contextlib.suppress(ProtocolViolation, TransportError):
         run(agent.run_agent(INPUT))
 
 

@@ -116,19 +116,19 @@ def test_a_protobuf_reply_with_bytes_that_do_not_decode_is_rejected() -> None:
 
 def test_the_writer_frames_protobuf_on_request() -> None:
     writer = StrictWriter(framing="protobuf")
-    body = b"".join(writer.check(event) for event in ANSWER)
+    body = b"".join(writer.frame(event) for event in ANSWER)
     writer.close()
     # the frames of the events as a consumer decodes them (Structs: defaults left out)
     typed = consume_body(b"".join(proto_frame(event) for event in ANSWER)).events
     assert body == b"".join(proto_frame(event) for event in typed)
     assert consume_body(body).outcome == "completed"
-    assert StrictWriter().check(ANSWER[0]).startswith(b"data: ")
+    assert StrictWriter().frame(ANSWER[0]).startswith(b"data: ")
 
 
 def test_the_writer_still_checks_before_framing_protobuf() -> None:
     writer = StrictWriter(framing="protobuf")
     with pytest.raises(ProtocolViolation):
-        writer.check(ANSWER[1])
+        writer.frame(ANSWER[1])
 
 
 def test_an_unknown_framing_is_a_usage_error() -> None:

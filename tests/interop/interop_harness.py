@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from agui_msgspec import HttpAgent, ProtocolViolation, RunFailed
+from agui_msgspec import HttpAgent, ProtocolViolation, TransportError
 
 FRONTEND_TOOLS = [
     {
@@ -81,10 +81,8 @@ async def http_turn_async(agent: HttpAgent, input: dict[str, Any]) -> Turn:
             async for event in stream:
                 events.append(event.type)
                 delivered.append(event)
-            await stream.result()
-        except RunFailed:
-            pass  # the run's status says it
-        except ProtocolViolation as violation:
+            await stream.result()  # a failed run is a result: its status says it
+        except (ProtocolViolation, TransportError) as violation:
             rule, index = violation.rule, violation.index
         sent = {m["id"] for m in input["messages"]}
         runs = stream.runs

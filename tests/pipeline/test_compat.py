@@ -5,7 +5,7 @@ enforcement, lossy translations warn, producer version declarations compared as
 MAJOR.MINOR: newer or uninterpretable → proceed and warn), basic/processing
 (pipeline order: boundary → middleware → enforcement → expansion → verification),
 basic/index ("absent means absent": no ``null`` for optional fields), and the era
-shims for a peer of a given version (``Consumer``, ``prepare_input``, ``HttpAgent``).
+shims for a peer of a given version (``Consumer``, ``build_run_input``, ``HttpAgent``).
 RULES.md sections A (nulls), J (versions).
 """
 
@@ -558,7 +558,9 @@ def test_binary_part_in_the_seeding_input_is_upgraded() -> None:
 
 def test_binary_part_in_the_outgoing_input_is_upgraded() -> None:
     warnings: list[str] = []
-    request = msgspec.to_builtins(agui.prepare_input(binary_input(BINARY), warn=warnings.append))
+    request = msgspec.to_builtins(
+        agui.build_run_input(binary_input(BINARY), on_warning=warnings.append)
+    )
     assert request["messages"][0]["content"][1] == UPGRADED
     assert warnings == []  # DEPRECATIONS.md: outbound, only a lossy conversion warns
 
@@ -656,7 +658,7 @@ def test_malformed_binary_part_in_a_request_body_is_rejected(
 ) -> None:
     body = msgspec.json.encode(binary_input({"type": "binary", **members}))
     with pytest.raises(agui.MalformedEvent) as raised:
-        agui.read_input(body)
+        agui.parse_run_input(body)
     assert (raised.value.rule, raised.value.path) == (
         "malformed-input",
         "/messages/0/content/1" + (where or "/source"),  # the input names a missing field
@@ -664,7 +666,10 @@ def test_malformed_binary_part_in_a_request_body_is_rejected(
 
 
 def test_binary_part_in_a_request_body_is_upgraded() -> None:
-    request, warnings = agui.read_input(msgspec.json.encode(binary_input(BINARY)))
+    warnings: list[str] = []
+    request = agui.parse_run_input(
+        msgspec.json.encode(binary_input(BINARY)), on_warning=warnings.append
+    )
     assert msgspec.to_builtins(request)["messages"][0]["content"][1] == UPGRADED
     assert warnings == []
 
@@ -831,7 +836,7 @@ def test_a_peer_from_before_content_parts_gets_flattened_text() -> None:
     warnings: list[str] = []
     given = binary_input(IMAGE, {"type": "text", "text": " Please."})
     request = msgspec.to_builtins(
-        agui.prepare_input(given, peer_version="0.0.39", warn=warnings.append)
+        agui.build_run_input(given, peer_version="0.0.39", on_warning=warnings.append)
     )
     assert request["messages"][0]["content"] == "Describe it. Please."
     assert "protocolVersion" not in request
@@ -857,7 +862,7 @@ def test_flattening_for_an_old_peer_does_not_hide_a_malformed_part(part: Any, pa
     }
     for peer in (None, "0.0.39"):
         with pytest.raises(agui.MalformedEvent) as refused:
-            agui.prepare_input(given, peer_version=peer)
+            agui.build_run_input(given, peer_version=peer)
         assert (refused.value.rule, refused.value.path) == ("malformed-input", path)
 
 
@@ -867,7 +872,7 @@ def test_a_peer_from_before_subagents_gets_no_attribution_in_its_input() -> None
     for peer, kept in (("0.0.57", False), ("0.0.58", True)):
         warnings: list[str] = []
         request = msgspec.to_builtins(
-            agui.prepare_input(given, peer_version=peer, warn=warnings.append)
+            agui.build_run_input(given, peer_version=peer, on_warning=warnings.append)
         )
         assert ("subagentRunId" in request["messages"][0]) is kept
         assert bool(warnings) is not kept
@@ -877,7 +882,7 @@ def test_a_peer_with_content_parts_gets_them() -> None:
     warnings: list[str] = []
     given = binary_input(IMAGE)
     request = msgspec.to_builtins(
-        agui.prepare_input(given, peer_version="0.0.40", warn=warnings.append)
+        agui.build_run_input(given, peer_version="0.0.40", on_warning=warnings.append)
     )
     assert request["messages"][0]["content"][1] == IMAGE
     assert warnings == []

@@ -135,7 +135,7 @@ def outcome(events: list[Event]) -> tuple[Any, ...]:
         for payload in payloads:
             delivered += consumer.feed(payload)
         consumer.close()
-    except ProtocolViolation as failure:
+    except (ProtocolViolation, TransportError) as failure:
         verdict = (type(failure).__name__, failure.rule, failure.index)
     violation = whole.violation
     return (
@@ -437,7 +437,7 @@ def fed_in_pieces(payloads: list[bytes], cuts: list[int]) -> tuple[Any, ...]:
         for start, end in pairwise(edges):
             delivered += consumer.feed_many(payloads[start:end])
         consumer.close()
-    except ProtocolViolation as violation:
+    except (ProtocolViolation, TransportError) as violation:
         delivered += violation.delivered
     return user_view(consumer.result(delivered))
 
@@ -595,7 +595,7 @@ def received(consumer: Consumer, chunks: list[bytes]) -> list[msgspec.Struct]:
         for chunk in chunks:
             delivered += consumer.receive(chunk)
         delivered += consumer.close()
-    except ProtocolViolation as violation:
+    except (ProtocolViolation, TransportError) as violation:
         delivered += violation.delivered  # type: ignore[arg-type]
     return delivered
 

@@ -1305,7 +1305,7 @@ def test_path_into_a_nested_list_counts_stripped_siblings() -> None:
 def test_path_of_a_malformed_input_element_counts_stripped_ones() -> None:
     messages = [{"id": "x", "role": "narrator"}, {"id": 5, "role": "user", "content": "x"}]
     with pytest.raises(agui.MalformedEvent) as caught:
-        agui.prepare_input({"threadId": "t", "runId": "r", "messages": messages})
+        agui.build_run_input({"threadId": "t", "runId": "r", "messages": messages})
     assert caught.value.path == "/messages/1/id"
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import agui_msgspec as agui
 from agui_msgspec import MalformedEvent, Run, consume, v1_0, v1_1
-from agui_msgspec._pipeline.input import prepare_input
+from agui_msgspec._pipeline.input import build_run_input
 
 Event = dict[str, Any]
 
@@ -34,7 +34,7 @@ def base(**extra: Any) -> Event:
 
 def prepare(input: Any, version: str = "1.1", **options: Any) -> tuple[Event, list[str]]:
     warnings: list[str] = []
-    prepared = prepare_input(input, version, warnings.append, **options)
+    prepared = build_run_input(input, version, on_warning=warnings.append, **options)
     assert isinstance(prepared, v1_0.RunAgentInput if version == "1.0" else v1_1.RunAgentInput)
     sent: Event = msgspec.to_builtins(prepared)
     return sent, warnings
@@ -92,7 +92,7 @@ def test_the_callers_input_is_left_as_it_was() -> None:
 )
 def test_malformed_known_field_is_rejected_before_sending(input: Event, path: str) -> None:
     with pytest.raises(MalformedEvent) as caught:
-        prepare_input(input)
+        build_run_input(input)
     assert caught.value.rule == "malformed-input"
     assert caught.value.path == path
 
@@ -100,7 +100,7 @@ def test_malformed_known_field_is_rejected_before_sending(input: Event, path: st
 @pytest.mark.parametrize("input", [[], "input", None, 3], ids=repr)
 def test_input_that_is_not_an_object_is_rejected(input: Any) -> None:
     with pytest.raises(MalformedEvent) as caught:
-        prepare_input(input)
+        build_run_input(input)
     assert caught.value.rule == "malformed-input"
 
 
@@ -240,7 +240,7 @@ def test_resume_leaving_an_interrupt_uncovered_is_rejected(
     run = interrupted_run(*TWO)
     input = base() if entries is None else base(resume=entries)
     with pytest.raises(MalformedEvent) as caught:
-        prepare_input(input, interrupts=run.interrupts)
+        build_run_input(input, interrupts=run.interrupts)
     assert caught.value.rule == "resume-uncovered"
     assert caught.value.path == "/resume"
     assert uncovered in str(caught.value)
@@ -250,7 +250,7 @@ def test_resume_entry_dropped_as_unrecognised_does_not_cover_its_interrupt() -> 
     run = interrupted_run(*TWO)
     entries = [{"interruptId": "i1", "status": "resolved"}, {"interruptId": "i2", "status": "?"}]
     with pytest.raises(MalformedEvent) as caught:
-        prepare_input(base(resume=entries), interrupts=run.interrupts)
+        build_run_input(base(resume=entries), interrupts=run.interrupts)
     assert caught.value.rule == "resume-uncovered"
 
 
@@ -262,7 +262,9 @@ AFTER = datetime(2030, 1, 2, tzinfo=timezone.utc)
 def test_resolving_an_expired_interrupt_is_rejected() -> None:
     run = interrupted_run(EXPIRING)
     with pytest.raises(MalformedEvent) as caught:
-        prepare_input(base(resume=resume(("i1", "resolved"))), interrupts=run.interrupts, now=AFTER)
+        build_run_input(
+            base(resume=resume(("i1", "resolved"))), interrupts=run.interrupts, now=AFTER
+        )
     assert caught.value.rule == "resume-expired"
 
 

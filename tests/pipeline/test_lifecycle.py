@@ -204,7 +204,15 @@ from hypothesis import strategies as st
 from verdicts import FINISH, START, as_dicts, completed, consumed, rejected_at, text
 
 import agui_msgspec as agui
-from agui_msgspec import Consumer, LifecycleViolation, ProtocolViolation, Result, Run, consume
+from agui_msgspec import (
+    Consumer,
+    LifecycleViolation,
+    ProtocolViolation,
+    Result,
+    Run,
+    TransportError,
+    consume,
+)
 
 Event = dict[str, Any]
 Owner = str | None
@@ -977,7 +985,7 @@ def fed(consumer: Consumer, payloads: Sequence[Event | bytes]) -> ProtocolViolat
         data = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
         try:
             consumer.feed(data)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             return violation
     pytest.fail("the consumer accepted every payload")
 

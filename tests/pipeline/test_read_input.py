@@ -1,5 +1,5 @@
-"""``read_input``: the producer reading the RunAgentInput it received (spec: basic/run-input,
-Error Handling). Unrecognised members are stripped with a warning per path and the run goes
+"""``parse_run_input`` (``read_input`` before): the producer reading the RunAgentInput it
+received (spec: basic/run-input, Error Handling). Unrecognised members are stripped with a warning per path and the run goes
 on; a malformed body is refused as a request-body error; nothing else changes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from agui_msgspec import MalformedEvent, read_input, v1_0, v1_1
+from agui_msgspec import MalformedEvent, parse_run_input, v1_0, v1_1
 from agui_msgspec._errors import ProtocolViolation
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, MAX_WARNING_LENGTH
 
@@ -30,6 +30,12 @@ def with_(**members: Any) -> dict[str, Any]:
     return {**BODY, **members}
 
 
+def parsed(body: Any, *args: Any, **options: Any) -> tuple[Any, list[str]]:
+    """``parse_run_input``'s input, and the warnings it said."""
+    said: list[str] = []
+    return parse_run_input(body, *args, on_warning=said.append, **options), said
+
+
 @pytest.mark.parametrize("form", ["bytes", "str", "dict", "struct", "bytearray"])
 def test_a_conformant_body_reads_as_it_is(form: str) -> None:
     text = json.dumps(BODY)
@@ -40,7 +46,7 @@ def test_a_conformant_body_reads_as_it_is(form: str) -> None:
         "dict": BODY,
         "struct": msgspec.convert(BODY, v1_1.RunAgentInput),
     }[form]
-    input, warnings = read_input(body)
+    input, warnings = parsed(body)
     assert warnings == []
     assert input == msgspec.convert(BODY, v1_1.RunAgentInput)
     # Nothing else changes: the declared version and the activity message stay.
@@ -58,7 +64,7 @@ def test_unknown_members_are_stripped_with_one_warning_per_path() -> None:
         ],
         forwardedProps={"anything": {"goes": None}},
     )
-    input, warnings = read_input(json.dumps(body))
+    input, warnings = parsed(json.dumps(body))
     assert sorted(warnings) == [
         "input /messages/0/mood: removed unrecognised property",
         "input /messages/1: removed unrecognised role 'narrator'",
@@ -73,7 +79,7 @@ def test_unknown_members_are_stripped_with_one_warning_per_path() -> None:
 def test_the_body_given_is_not_changed() -> None:
     body = with_(traceId="x")
     snapshot = json.dumps(body)
-    read_input(body)
+    parsed(body)
     assert json.dumps(body) == snapshot
 
 
@@ -100,7 +106,7 @@ def test_the_body_given_is_not_changed() -> None:
 )
 def test_a_malformed_body_is_refused_at_its_path(body: dict[str, Any], path: str) -> None:
     with pytest.raises(MalformedEvent) as refused:
-        read_input(json.dumps(body).encode())
+        parsed(json.dumps(body).encode())
     assert (refused.value.rule, refused.value.path, refused.value.index) == (
         "malformed-input",
         path,
@@ -126,7 +132,7 @@ def test_a_malformed_body_is_refused_at_its_path(body: dict[str, Any], path: str
 )
 def test_a_body_that_is_not_an_object_is_refused(body: Any, says: str) -> None:
     with pytest.raises(MalformedEvent) as refused:
-        read_input(body)
+        parsed(body)
     assert refused.value.rule == "malformed-input"
     assert str(refused.value).startswith("[malformed-input] request body: ")
     assert says in str(refused.value)
@@ -141,17 +147,17 @@ def test_stream_errors_keep_their_wording() -> None:
 
 def test_a_request_body_error_survives_pickling() -> None:
     with pytest.raises(MalformedEvent) as refused:
-        read_input(b'{"threadId": "t", "messages": []}')
+        parsed(b'{"threadId": "t", "messages": []}')
     copy = pickle.loads(pickle.dumps(refused.value))
     assert str(copy) == str(refused.value)
 
 
 def test_version_selects_the_bindings() -> None:
     body = with_(messages=[{"role": "user", "id": "u", "content": "hi", "encryptedValueType": "k"}])
-    current, warnings = read_input(body, "1.1")
+    current, warnings = parsed(body, "1.1")
     assert warnings == []
     assert current.messages[0].encrypted_value_type == "k"
-    old, warnings = read_input(body, version=v1_0)
+    old, warnings = parsed(body, version=v1_0)
     assert type(old) is v1_0.RunAgentInput
     assert warnings == ["input /messages/0/encryptedValueType: removed unrecognised property"]
 
@@ -161,15 +167,15 @@ def test_version_selects_the_bindings() -> None:
 
 def test_a_body_with_many_unknown_properties_keeps_a_bounded_list_of_warnings() -> None:
     body = {**BODY, **{f"vendor{n}": n for n in range(5000)}}
-    _, warnings = read_input(json.dumps(body))
+    _, warnings = parsed(json.dumps(body))
     assert len(warnings) == DEFAULT_MAX_WARNINGS + 1
     assert warnings[-1] == "4000 more warnings not kept (max_warnings=1000)"
-    _, few = read_input(json.dumps(body), max_warnings=10)
+    _, few = parsed(json.dumps(body), max_warnings=10)
     assert len(few) == 11
 
 
 def test_a_huge_property_name_makes_a_warning_of_bounded_length() -> None:
     body = {**BODY, "x" * 5_000_000: 1}
-    _, warnings = read_input(json.dumps(body))
+    _, warnings = parsed(json.dumps(body))
     assert len(warnings) == 1
     assert len(warnings[0]) == MAX_WARNING_LENGTH

@@ -23,6 +23,7 @@ from agui_msgspec import (
     ProducerGuard,
     ProtobufReader,
     ProtocolViolation,
+    TransportError,
     UsageError,
     proto_frame,
 )
@@ -341,7 +342,7 @@ def test_behind_uvicorn_the_client_and_the_guard_agree(
             try:
                 async for _ in stream:
                     delivered += 1
-            except ProtocolViolation as violation:
+            except (ProtocolViolation, TransportError) as violation:
                 return delivered, violation
         raise AssertionError("the client accepted the interleaved stream")
 

@@ -22,8 +22,8 @@ from agui_msgspec import (
     PROTOBUF_MEDIA_TYPE,
     SSE_MEDIA_TYPE,
     EventStream,
-    ProtocolViolation,
     StrictWriter,
+    TransportError,
     UsageError,
     consume_body,
     negotiate_media_type,
@@ -378,14 +378,14 @@ def test_an_iterable_whose_close_raises_is_logged_not_raised(
 def test_the_writer_refuses_an_event_a_default_consumer_would_refuse() -> None:
     big = v1_1.TextMessageContentEvent(message_id="m", delta="x" * 100)
     writer = StrictWriter(max_event_size=99)
-    writer.check(START)
-    writer.check(OPEN_TEXT)
-    with pytest.raises(ProtocolViolation, match="event-too-large") as refused:
-        writer.check(big)
+    writer.frame(START)
+    writer.frame(OPEN_TEXT)
+    with pytest.raises(TransportError, match="event-too-large") as refused:
+        writer.frame(big)
     assert refused.value.index == 2
     fits = StrictWriter(max_event_size=200)
     for event in (START, OPEN_TEXT, big):
-        fits.check(event)
+        fits.frame(event)
     oversized = "x" * (DEFAULT_MAX_EVENT_SIZE + 1)
     body = b"".join(
         EventStream([START, OPEN_TEXT, {**msgspec.to_builtins(big), "delta": oversized}])

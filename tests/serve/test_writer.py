@@ -16,7 +16,7 @@ import pytest
 from nesting import nested_lists
 
 from agui_msgspec import v1_1
-from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._errors import ProtocolViolation, TransportError
 from agui_msgspec._pipeline.consumer import consume
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._wire.text import SSEReader, encode, sse_frame
@@ -40,9 +40,9 @@ def send(stream: list[msgspec.Struct]) -> tuple[list[bytes], ProtocolViolation |
     frames: list[bytes] = []
     try:
         for event in stream:
-            frames.append(writer.check(event))
+            frames.append(writer.frame(event))
         writer.close()
-    except ProtocolViolation as violation:
+    except (ProtocolViolation, TransportError) as violation:
         return frames, violation
     return frames, None
 
@@ -225,9 +225,9 @@ def test_writer_refuses_a_field_its_version_would_strip() -> None:
     )
     assert send([START, event, FINISH])[1] is None  # a 1.1 writer knows the field
     writer = StrictWriter("1.0")
-    writer.check(START)
+    writer.frame(START)
     with pytest.raises(ProtocolViolation) as raised:
-        writer.check(event)
+        writer.frame(event)
     assert raised.value.rule == "unrecognised-content"
     assert "/encryptedValueType" in raised.value.detail
 
@@ -241,9 +241,9 @@ def test_an_event_too_deep_to_encode_is_too_deep_not_a_recursion_error(as_struct
         else {"type": "STATE_SNAPSHOT", "snapshot": snapshot}
     )
     writer = StrictWriter()
-    writer.check(START)
+    writer.frame(START)
     with pytest.raises(ProtocolViolation) as raised:
-        writer.check(event)
+        writer.frame(event)
     assert (raised.value.rule, raised.value.index) == ("too-deep", 1)
     assert writer.stream_state == "active"  # a RUN_ERROR may still end the stream
 
@@ -253,20 +253,20 @@ def test_a_protobuf_writer_refuses_what_the_wire_cannot_carry_before_the_state_m
     no reader accepts; refused as malformed-frame, it leaves the run active, so another
     RUN_ERROR can still end the stream."""
     writer = StrictWriter(framing="protobuf")
-    writer.check(START)
-    with pytest.raises(ProtocolViolation) as raised:
-        writer.check({"type": "RUN_ERROR", "message": "m", "rawEvent": nested_lists(300)})
+    writer.frame(START)
+    with pytest.raises(TransportError) as raised:
+        writer.frame({"type": "RUN_ERROR", "message": "m", "rawEvent": nested_lists(300)})
     assert (raised.value.rule, raised.value.index) == ("malformed-frame", 1)
     assert writer.stream_state == "active"
 
 
 def test_a_writer_that_raised_refuses_everything_after() -> None:
     writer = StrictWriter()
-    writer.check(START)
+    writer.frame(START)
     with pytest.raises(ProtocolViolation) as first:
-        writer.check(v1_1.TextMessageEndEvent(message_id="m"))
+        writer.frame(v1_1.TextMessageEndEvent(message_id="m"))
     with pytest.raises(ProtocolViolation) as again:
-        writer.check(FINISH)
+        writer.frame(FINISH)
     assert again.value is first.value
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import msgspec
 import pytest
 
-from agui_msgspec import Consumer, ProtocolViolation, Run, consume, consume_body
+from agui_msgspec import Consumer, ProtocolViolation, Run, TransportError, consume, consume_body
 from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, JSONLinesReader, SSEReader
 
@@ -163,7 +163,7 @@ def judge(case: Case) -> Judged:
         for payload in reader.close():
             delivered += consumer.feed(payload)
         consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation as exc:
+    except (ProtocolViolation, TransportError) as exc:
         violation = exc
     return Judged(
         verdict="accepted" if violation is None else "rejected",

@@ -178,11 +178,12 @@ def test_http_agent_assembles_a_run_from_the_official_sdk(producer: str) -> None
 
 
 def test_a_run_error_from_the_sdk_is_a_failed_run(producer: str) -> None:
-    agent = HttpAgent(producer + "/failing", timeout=10)
-    with pytest.raises(RunFailed) as raised:
-        agent.run_sync(user_input("Hi"))
-    assert raised.value.error.code == "OVERLOADED"
-    assert raised.value.result.new_messages == [v1_1.AssistantMessage(id="a1", content="Let me")]
+    result = HttpAgent(producer + "/failing", timeout=10).run_sync(user_input("Hi"))
+    assert result.status == "failed"
+    assert result.error.code == "OVERLOADED"
+    assert result.new_messages == [v1_1.AssistantMessage(id="a1", content="Let me")]
+    with pytest.raises(RunFailed):
+        result.raise_for_status()
 
 
 def test_an_interrupt_from_the_sdk_is_an_interrupted_run(producer: str) -> None:

@@ -1,6 +1,6 @@
 """The Starlette example agent (examples/starlette_agent.py), served by uvicorn on
 127.0.0.1, driven by ``HttpAgent`` and ``agui-msgspec run``: the server-side helpers
-(``read_input``, ``EventStream``) end to end, including the event the writer refuses."""
+(``parse_run_input``, ``EventStream``) end to end, including the event the writer refuses."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ pytest.importorskip("httpx", reason=REASON)
 import httpx  # noqa: E402
 from serving import serve  # noqa: E402
 
-from agui_msgspec import PROTOBUF_MEDIA_TYPE, HttpAgent, RunFailed, consume_body, v1_1  # noqa: E402
+from agui_msgspec import PROTOBUF_MEDIA_TYPE, HttpAgent, consume_body, v1_1  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "starlette_agent.py"
 
@@ -76,16 +76,13 @@ def test_http_agent_runs_the_example_agent(server: str) -> None:
 
 
 def test_the_refused_event_reaches_the_client_as_run_error(server: str) -> None:
-    agent = HttpAgent(server + "/buggy-agent", timeout=10)
-    with pytest.raises(RunFailed) as failed:
-        agent.run_sync(user_input("Hi"))
-    error = failed.value.error
+    result = HttpAgent(server + "/buggy-agent", timeout=10).run_sync(user_input("Hi"))
+    error = result.error
     assert error.code == "text-message-not-open"
     assert error.message.startswith("[text-message-not-open] event 3")
-    # RunFailed, not a rejection: the stream was well formed and the run failed; what was
+    # A failed run, not a rejection: the stream was well formed and the run failed; what was
     # delivered before the refusal stays delivered.
-    result = failed.value.result
-    assert result.run.status == "failed"
+    assert result.status == "failed"
     assert result.new_messages == [v1_1.AssistantMessage(id="a1", content="Thinking")]
 
 

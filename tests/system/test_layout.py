@@ -5,6 +5,7 @@ reaches into a private name of ``Consumer``."""
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -217,5 +218,6 @@ def test_every_public_name_of_before_the_move_still_imports() -> None:
     from agui_msgspec import v1_1  # noqa: PLC0415
 
     expected = {*PUBLIC_BEFORE_THE_MOVE, *v1_1.__all__}
-    assert expected <= set(agui_msgspec.__all__)
-    assert [name for name in sorted(expected) if not hasattr(agui_msgspec, name)] == []
+    with warnings.catch_warnings():  # the renamed and moved ones warn (test_public_surface)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert [name for name in sorted(expected) if not hasattr(agui_msgspec, name)] == []

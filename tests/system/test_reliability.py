@@ -49,7 +49,15 @@ from strategies import (
     valid_streams,
 )
 
-from agui_msgspec import Consumer, ProtocolViolation, Result, consume, consume_body, v1_1
+from agui_msgspec import (
+    Consumer,
+    ProtocolViolation,
+    Result,
+    TransportError,
+    consume,
+    consume_body,
+    v1_1,
+)
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +125,7 @@ def feed_all(
         for payload in payloads:
             delivered += consumer.feed(payload)
         consumer.close()
-    except ProtocolViolation as violation:
+    except (ProtocolViolation, TransportError) as violation:
         rejected = violation
         partial = cast("list[msgspec.Struct]", list(violation.delivered))
     if rejected is not None:
@@ -722,7 +730,7 @@ def through_reader(make: Callable[[], PayloadReader], chunks: Sequence[bytes]) -
         for payload in reader.close():
             delivered += consumer.feed(payload)
         consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation as violation:
+    except (ProtocolViolation, TransportError) as violation:
         rejected: ProtocolViolation | None = violation
         delivered += cast("list[msgspec.Struct]", violation.delivered)
     else:

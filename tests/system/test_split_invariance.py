@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agui_msgspec import Consumer, ProtocolViolation, consume_body
+from agui_msgspec import Consumer, ProtocolViolation, TransportError, consume_body
 from agui_msgspec._wire.text import JSONLinesReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def verdict_of_chunks(body: bytes, cuts: list[int]) -> tuple[object, ...]:
         for payload in reader.close():
             delivered += consumer.feed(payload)
         consumer.close(inside_event=reader.discarded_partial)
-    except ProtocolViolation as violation:
+    except (ProtocolViolation, TransportError) as violation:
         delivered += violation.delivered  # type: ignore[arg-type]
     return summary(consumer.result(delivered))
 

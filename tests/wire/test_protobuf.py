@@ -20,7 +20,6 @@ import agui_msgspec as agui
 from agui_msgspec import (
     Consumer,
     ProtobufReader,
-    ProtocolViolation,
     TransportError,
     UsageError,
     consume_body,
@@ -422,7 +421,7 @@ def test_middleware_sees_a_decoded_frame_as_it_sees_an_sse_event() -> None:
 
 
 def test_violations_name_the_rule() -> None:
-    with pytest.raises(ProtocolViolation, match=r"\[malformed-frame\] event 0"):
+    with pytest.raises(TransportError, match=r"\[malformed-frame\] event 0"):
         ProtobufReader().feed(frame_of(b"\x08\x01"))
 
 

@@ -22,10 +22,10 @@ How a run can end, and what the caller sees:
   complete within ``event_timeout``), or ``stacked-encoding``/``unknown-encoding`` (a
   ``Content-Encoding`` the agent did not ask for). No httpx exception escapes.
   A failure after the last run ended is a warning, not an error;
-- the last run reports ``RUN_ERROR``: the events are delivered like any other,
-  and the awaited result raises :class:`RunFailed`, carrying the event;
-- otherwise the awaited result is a :class:`RunResult`, whose run status may be
-  ``completed``, ``interrupted`` or ``cancelled``.
+- otherwise the awaited result is a :class:`RunResult`, whose ``status`` is the last run's:
+  ``completed``, ``interrupted``, ``cancelled``, or ``failed`` when it reported
+  ``RUN_ERROR`` (a conformant end: the event is its ``error``, and
+  :meth:`RunResult.raise_for_status` raises :class:`RunFailed` for code that wants it).
 
 The agent asks for ``gzip`` or ``deflate`` at most and inflates the raw body
 itself (``_http/inflate.py``), at most :data:`INFLATE_PIECE` bytes at a time, each piece framed before
@@ -49,29 +49,38 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 import msgspec
 
+from agui_msgspec._documents import is_official
 from agui_msgspec._errors import (
     HttpAgentError,
     ProtocolViolation,
     RunFailed,
+    StreamError,
     TransportError,
     UsageError,
+    wrong_type,
 )
 from agui_msgspec._http.inflate import ACCEPT_ENCODING, Inflater, content_coding
 from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.compat import read_peer_version
 from agui_msgspec._pipeline.consumer import Consumer
-from agui_msgspec._pipeline.input import prepare_input
-from agui_msgspec._pipeline.lifecycle import Run
+from agui_msgspec._pipeline.input import build_run_input
+from agui_msgspec._pipeline.lifecycle import Run, RunStatus
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE
 
 if TYPE_CHECKING:
+    import ag_ui.core
     import httpx
+
+    from agui_msgspec import v1_1
+
+RunInput: TypeAlias = "msgspec.Struct | dict[str, Any] | ag_ui.core.RunAgentInput"
+"""What a run starts from: a ``RunAgentInput`` Struct, a wire-named dict, or the official one."""
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_EVENT_TIMEOUT = 60.0
@@ -88,15 +97,21 @@ T = TypeVar("T")
 
 @dataclass
 class RunResult:
-    """What a run left: the result of ``run_agent`` and ``RunStream.result()``."""
+    """What a run left: the result of ``run_agent`` and ``RunStream.result()``, a failed run's
+    too (``status == "failed"``; :meth:`raise_for_status` raises for it).
+
+    The Structs are typed as the newest version's (``agui_msgspec.v1_1``); an agent of another
+    ``version=`` gives that version's of the same names.
+    """
 
     runs: list[Run]
     """Every run the stream carried, in order; the last is the one this request started."""
-    messages: list[Any]
+    messages: list[v1_1.Message]
     """The conversation after the run: the input's messages as updated, then new ones (Structs)."""
-    new_messages: list[Any]
+    new_messages: list[v1_1.Message]
     """The messages whose ids the input did not have (``newMessages`` in ``@ag-ui/client``)."""
-    state: Any
+    state: v1_1.State
+    """The agent state after the run: any JSON value."""
     warnings: list[str] = field(default_factory=list)
     """What was stripped or dropped, from the outgoing input and the incoming events."""
 
@@ -104,6 +119,24 @@ class RunResult:
     def run(self) -> Run:
         """The run this request started: ``.status``, ``.outcome``, ``.interrupts``, ``.usage``."""
         return self.runs[-1]
+
+    @property
+    def status(self) -> RunStatus:
+        """How the run this request started ended: ``completed``, ``interrupted``,
+        ``cancelled``, or ``failed`` (it reported ``RUN_ERROR``: see :attr:`error`)."""
+        return self.run.status
+
+    @property
+    def error(self) -> v1_1.RunErrorEvent | None:
+        """The run's ``RunErrorEvent`` when it failed, else None."""
+        return self.run.error
+
+    def raise_for_status(self) -> RunResult:
+        """Raise :class:`RunFailed` if the run failed (``RUN_ERROR``); else return the result,
+        so ``result = (await agent.run_agent(input)).raise_for_status()`` reads as one step."""
+        if self.run.status == "failed":
+            raise RunFailed(self)
+        return self
 
 
 class HttpAgent:
@@ -147,19 +180,23 @@ class HttpAgent:
             raise ImportError(
                 "HttpAgent needs httpx: install the http extra, pip install 'agui-msgspec[http]'"
             ) from None
+        if not isinstance(url, str):
+            raise wrong_type("url", url, "a URL (str)")
         try:
             parsed = httpx.URL(url)
-        except httpx.InvalidURL as exc:
-            raise UsageError(f"not a URL: {url!r} ({exc})") from None
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            raise UsageError(f"not a URL: {url[:200]!r} ({exc})") from None
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise UsageError(f"not an http(s) URL: {url!r}")
-        if max_event_size < 1:
-            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
+        if not isinstance(max_event_size, int) or max_event_size < 1:
+            raise UsageError(f"max_event_size must be an int of at least 1, not {max_event_size!r}")
         for name, seconds in (
             ("timeout", timeout),
             ("deadline", deadline),
             ("event_timeout", event_timeout),
         ):
+            if seconds is not None and not isinstance(seconds, (int, float)):
+                raise wrong_type(f"{name}=", seconds, "a number of seconds or None")
             if seconds is not None and not seconds > 0:  # NaN too
                 raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
@@ -186,7 +223,7 @@ class HttpAgent:
     def __repr__(self) -> str:
         return f"HttpAgent({self._shown_url!r})"
 
-    def run(self, input: msgspec.Struct | dict[str, Any]) -> RunStream:
+    def run(self, input: RunInput) -> RunStream:
         """Start a run: iterate the returned stream for its events, then await ``result()``.
 
         ``input`` is a ``RunAgentInput`` Struct or wire-named dict; it is enforced
@@ -197,14 +234,20 @@ class HttpAgent:
         """
         return RunStream(self, input)
 
-    async def run_agent(self, input: msgspec.Struct | dict[str, Any]) -> RunResult:
-        """Run to the end and return the result; raises as :meth:`RunStream.result` does."""
+    async def run_agent(self, input: RunInput) -> RunResult:
+        """Run to the end and return the result (a failed run too: see ``status``); raises as
+        :meth:`RunStream.result` does."""
         async with self.run(input) as stream:
             return await stream.result()
 
-    def run_sync(self, input: msgspec.Struct | dict[str, Any]) -> RunResult:
-        """:meth:`run_agent` for code without an event loop (it runs one; not from inside one)."""
-        return asyncio.run(self.run_agent(input))
+    def run_sync(self, input: RunInput) -> RunResult:
+        """:meth:`run_agent` for code without an event loop (it runs one); from inside a running
+        loop it raises :class:`UsageError` (await :meth:`run_agent` there)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop running: the one case run_sync is for
+            return asyncio.run(self.run_agent(input))
+        raise UsageError("run_sync was called inside a running event loop: await run_agent()")
 
 
 class RunStream:
@@ -218,17 +261,21 @@ class RunStream:
     live, and keep what was delivered after a failure.
     """
 
-    def __init__(self, agent: HttpAgent, input: msgspec.Struct | dict[str, Any]) -> None:
+    def __init__(self, agent: HttpAgent, input: RunInput) -> None:
         self._agent = agent
         thread_id = (
-            input.get("threadId") if isinstance(input, dict) else getattr(input, "thread_id", None)
+            input.get("threadId")
+            if isinstance(input, dict)
+            else getattr(input, "thread_id", None)
+            if isinstance(input, msgspec.Struct) or is_official(input)
+            else None  # anything else is refused by build_run_input, below
         )
         interrupts = agent._open_interrupts.get(thread_id, []) if isinstance(thread_id, str) else []
         early: list[str] = []  # the input's warnings, before the consumer that keeps them exists
-        prepared = prepare_input(
+        prepared = build_run_input(
             input,
             agent.version,
-            early.append,
+            on_warning=early.append,
             peer_version=agent.peer_version,
             interrupts=interrupts,
         )
@@ -267,7 +314,7 @@ class RunStream:
         return self._consumer.warnings
 
     @property
-    def messages(self) -> Sequence[Any]:
+    def messages(self) -> Sequence[v1_1.Message]:
         """The conversation so far: the input's messages and what the stream assembled (live
         and read-only, as ``Consumer.messages``)."""
         return self._consumer.messages
@@ -287,7 +334,7 @@ class RunStream:
     def __aiter__(self) -> RunStream:
         return self
 
-    async def __anext__(self) -> msgspec.Struct:
+    async def __anext__(self) -> v1_1.Event:
         return await self._events.__anext__()
 
     async def aclose(self) -> None:
@@ -300,9 +347,10 @@ class RunStream:
     async def result(self) -> RunResult:
         """Read the rest of the stream, then the result.
 
-        Raises :class:`RunFailed` when the last run reported ``RUN_ERROR``, the
-        :class:`ProtocolViolation` when the stream was rejected, truncated or the
-        transport failed (:class:`TransportError`), :class:`HttpAgentError` when
+        A run that reported ``RUN_ERROR`` is a result, ``status == "failed"`` with the event as
+        ``error`` (:meth:`RunResult.raise_for_status` raises :class:`RunFailed` for it). Raises
+        the :class:`ProtocolViolation` when the stream was rejected or truncated,
+        :class:`TransportError` when the transport failed, :class:`HttpAgentError` when
         the endpoint answered without a stream, and :class:`UsageError` when the
         stream was closed before its end.
         """
@@ -313,16 +361,13 @@ class RunStream:
         if not self._ended:  # iteration was stopped from outside (cancelled): no verdict
             raise UsageError("the stream was stopped before it ended, so it has no result")
         messages = list(self.messages)
-        result = RunResult(
+        return RunResult(
             runs=self.runs,
             messages=messages,
             new_messages=[m for m in messages if m.id not in self._input_ids],
             state=self.state,
             warnings=self.warnings,
         )
-        if result.run.status == "failed":
-            raise RunFailed(result)
-        return result
 
     async def _open(self) -> None:
         if self._failure is not None:
@@ -396,7 +441,7 @@ class RunStream:
         except _DeadlinePassed:
             raise self._deadline_error(None) from None
 
-    async def _iterate(self) -> AsyncGenerator[msgspec.Struct, None]:
+    async def _iterate(self) -> AsyncGenerator[v1_1.Event, None]:
         import httpx  # noqa: PLC0415
 
         await self._open()
@@ -417,13 +462,15 @@ class RunStream:
                         break
                     pieces = (chunk,) if inflater is None else inflater.feed(chunk)
                     for piece in pieces:
-                        failure: ProtocolViolation | None = None
+                        failure: StreamError | None = None
+                        # the bindings' events: v1_1.Event for the default version
+                        delivered: list[Any]
                         try:
-                            delivered = consumer.receive(piece)
-                        except ProtocolViolation as violation:
+                            delivered = cast("list[Any]", consumer.receive(piece))
+                        except (ProtocolViolation, TransportError) as violation:
                             failure = violation
                             # what passed before it is delivered here, by the iteration: not twice
-                            delivered = cast("list[msgspec.Struct]", violation.delivered)
+                            delivered = cast("list[Any]", violation.delivered)
                             violation.delivered = []
                         for event in delivered:
                             yield event
@@ -553,7 +600,7 @@ class RunStream:
         the run left ``truncated``; after the last run ended it is only a warning."""
         try:
             self._consumer.close()  # the end of an SSE or protobuf body completes no event
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             if dropped is None or violation.rule != "truncated":  # the reader's own error wins
                 raise
             dropped.detail += f"; {violation.detail}"

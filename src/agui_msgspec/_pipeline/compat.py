@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agui_msgspec._errors import UsageError
+from agui_msgspec._errors import UsageError, wrong_type
 from agui_msgspec._versions import ProtocolVersion, parse_version
 
 Warn = Callable[[str], None]
@@ -86,6 +86,8 @@ _PARTS_SINCE = ProtocolVersion("0", "0", "40")  # the first version after the 0.
 def read_peer_version(peer_version: str) -> ProtocolVersion:
     """The version a peer is known to speak (``"0.0.39"``, ``"1.1"``); raises UsageError
     for one that is not MAJOR.MINOR or MAJOR.MINOR.PATCH."""
+    if not isinstance(peer_version, str):
+        raise wrong_type("peer_version=", peer_version, "a version string")
     version = parse_version(peer_version, "peer")
     if version is None:
         raise UsageError(f"peer_version {peer_version!r} is not MAJOR.MINOR or MAJOR.MINOR.PATCH")

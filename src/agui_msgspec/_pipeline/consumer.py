@@ -15,13 +15,21 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import msgspec
 from msgspec import UNSET
 
 from agui_msgspec._documents import Payload, decode_document, encode_document
-from agui_msgspec._errors import MalformedEvent, ProtocolViolation, UsageError, too_deep
+from agui_msgspec._errors import (
+    MalformedEvent,
+    ProtocolViolation,
+    StreamError,
+    TransportError,
+    UsageError,
+    too_deep,
+    wrong_type,
+)
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
@@ -46,6 +54,9 @@ from agui_msgspec._wire.text import (
     SSEReader,
     sniff_format,
 )
+
+if TYPE_CHECKING:
+    from agui_msgspec import v1_1
 
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,
@@ -151,7 +162,7 @@ class Consumer:
         self._head = b""  # the body's first bytes, while they are too blank to tell its format
         # A reader's warnings about the body before payloads not yet taken, by that index.
         self._reader_warnings: deque[tuple[int, str]] = deque()
-        self._violation: ProtocolViolation | None = None
+        self._violation: StreamError | None = None
         self._repeat = _NO_REPEAT
 
     @property
@@ -175,7 +186,7 @@ class Consumer:
         return self._enforcer.slow_path_count
 
     @property
-    def violation(self) -> ProtocolViolation | None:
+    def violation(self) -> StreamError | None:
         """The violation that rejected the stream, once one has."""
         return self._violation
 
@@ -230,12 +241,14 @@ class Consumer:
         delivered: list[msgspec.Struct] = []
         try:
             self._receive(chunk, delivered)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             violation.delivered = list(delivered)
             raise
         return delivered
 
     def _receive(self, chunk: bytes, delivered: list[msgspec.Struct] | None) -> None:
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise wrong_type("receive()", chunk, "bytes")
         reader = self._reader
         if reader is None:
             head = self._head = self._head + chunk
@@ -245,7 +258,10 @@ class Consumer:
             reader, chunk, self._head = self._start_reader(body_format), head, b""
         try:
             payloads = reader.feed(chunk)
-        except ProtocolViolation as violation:  # the reader's: it rejects the stream as well
+        except (
+            ProtocolViolation,
+            TransportError,
+        ) as violation:  # the reader's: it rejects the stream as well
             self._violation = violation
             raise
         self._feed_many(payloads, delivered)
@@ -282,7 +298,7 @@ class Consumer:
         delivered: list[msgspec.Struct] = []
         try:
             self._feed_many(payloads, delivered)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             violation.delivered = list(delivered)
             raise
         return delivered
@@ -364,7 +380,7 @@ class Consumer:
                         item_id = getattr(event, continued)
                         owner = event.subagent_run_id
                 self._reducer.compact()
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise
         except RecursionError:
@@ -456,7 +472,7 @@ class Consumer:
         delivered: list[msgspec.Struct] = []
         try:
             self._close(inside_event, delivered)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             violation.delivered = list(delivered)
             raise
         return delivered
@@ -470,11 +486,11 @@ class Consumer:
             self._lifecycle.close()
             if inside_event:
                 raise ProtocolViolation("truncated", "the body ended inside an event")
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise
 
-    def result(self, delivered: list[msgspec.Struct]) -> Result:
+    def result(self, delivered: list[Any]) -> Result:
         """The verdict so far, with ``delivered`` as the events the application received."""
         return Result(
             outcome="failed" if self._violation is not None else "completed",
@@ -489,16 +505,27 @@ class Consumer:
 
 @dataclass
 class Result:
-    """What ``consume`` found: the verdict, and everything delivered before any failure."""
+    """What ``consume`` found: the verdict, and everything delivered before any failure.
+
+    The Structs are typed as the newest version's (``agui_msgspec.v1_1``); with another
+    ``version=`` they are that version's of the same names.
+    """
 
     outcome: Literal["completed", "failed"]
     """``failed`` means the consumer rejected the stream; a run's own RUN_ERROR is not that."""
-    violation: ProtocolViolation | None
-    events: list[msgspec.Struct] = field(default_factory=list)
+    violation: StreamError | None
+    """What rejected the stream: a :class:`ProtocolViolation`, or a :class:`TransportError`
+    for bytes that could not be framed (an oversized event); None when it was accepted."""
+    events: list[v1_1.Event] = field(default_factory=list)
+    """The typed events delivered, in order (chunks expanded); what passed before a failure."""
     warnings: list[str] = field(default_factory=list)
+    """One per stripped path, dropped event or version notice (bounded: ``max_warnings``)."""
     runs: list[Run] = field(default_factory=list)
-    messages: list[Any] = field(default_factory=list)
-    state: Any = None
+    """Every run the stream carried, in order."""
+    messages: list[v1_1.Message] = field(default_factory=list)
+    """The conversation after the reducer: the input's messages, then the stream's."""
+    state: v1_1.State = None
+    """The agent state: any JSON value (None before any)."""
 
 
 def consume(
@@ -520,6 +547,9 @@ def consume(
     ``keep_events=False`` keeps only the verdict, runs, messages and state, so a
     long stream is consumed in memory bounded by what it assembles.
     """
+
+    if not isinstance(events, Iterable):
+        raise wrong_type("consume()", events, "an iterable of payloads")
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
         consumer._feed_many(events, delivered)
@@ -563,6 +593,9 @@ def consume_body(
     (after a BOM and whitespace), else SSE; each chunk's events go through the pipeline
     together. A body that ends inside an event (or a frame) is truncated.
     """
+
+    if not isinstance(body, Iterable):
+        raise wrong_type("consume_body()", body, "bytes or an iterable of bytes")
 
     def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
         chunks = _slices(body) if isinstance(body, (bytes, bytearray, memoryview)) else body
@@ -624,6 +657,6 @@ def _reported(
     except MalformedEvent as violation:  # the input the run started from is malformed
         return Result(outcome="failed", violation=violation)
     delivered: list[msgspec.Struct] | None = [] if keep_events else None
-    with contextlib.suppress(ProtocolViolation):
+    with contextlib.suppress(ProtocolViolation, TransportError):
         run(consumer, delivered)
     return consumer.result(delivered or [])

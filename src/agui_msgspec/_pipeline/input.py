@@ -1,10 +1,11 @@
 """The ``RunAgentInput``: read on the receiving end, enforced before it is sent.
 
-``read_input`` is the producer's side: the request body as a typed input, with
+``parse_run_input`` is the server's side: the request body as a typed input, with
 what the version does not recognise stripped (spec: basic/run-input, Error
-Handling). ``prepare_input`` is the consumer's outgoing check.
+Handling). ``build_run_input`` is the client's outgoing check. (``read_input`` and
+``prepare_input``, their names before, warn and work for one release.)
 
-``prepare_input`` (spec: basic/processing and basic/run-input): before anything is sent, what the
+``build_run_input`` (spec: basic/processing and basic/run-input): before anything is sent, what the
 version does not recognise is stripped with a warning, a malformed known field
 is fatal, activity messages (the application's own) are removed, and the
 consumer declares the protocol version it speaks. A resume after an interrupted
@@ -15,16 +16,17 @@ only abandon, never resolve, one that has expired.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import msgspec
 
 from agui_msgspec._documents import is_official, official_document
-from agui_msgspec._errors import MalformedEvent, UsageError
+from agui_msgspec._errors import MalformedEvent, MalformedInput, UsageError
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
-from agui_msgspec._pipeline.compat import downgrade_for_peer, translate_input
+from agui_msgspec._pipeline.compat import downgrade_for_peer, read_peer_version, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import (
@@ -35,20 +37,55 @@ from agui_msgspec._versions import (
     parse_version,
 )
 
+if TYPE_CHECKING:
+    from agui_msgspec import v1_0, v1_1
+
 _TOO_DEEP = "the input nests too deeply"
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
 
 
-def prepare_input(
+@overload
+def build_run_input(
+    input: Any,
+    version: Literal["1.1"] = ...,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    peer_version: str | None = None,
+    interrupts: Sequence[Any] = (),
+    now: datetime | None = None,
+) -> v1_1.RunAgentInput: ...
+@overload
+def build_run_input(
+    input: Any,
+    version: Literal["1.0"],
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    peer_version: str | None = None,
+    interrupts: Sequence[Any] = (),
+    now: datetime | None = None,
+) -> v1_0.RunAgentInput: ...
+@overload
+def build_run_input(
+    input: Any,
+    version: VersionLike,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    peer_version: str | None = None,
+    interrupts: Sequence[Any] = (),
+    now: datetime | None = None,
+) -> Any: ...
+def build_run_input(
     input: Any,
     version: VersionLike = LATEST_VERSION,
-    warn: Callable[[str], None] | None = None,
     *,
+    on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
     interrupts: Sequence[Any] = (),
     now: datetime | None = None,
 ) -> Any:
-    """The input as it will be sent, as a ``RunAgentInput`` Struct; raises MalformedEvent.
+    """The client's side: the input as it will be sent, as a ``RunAgentInput`` Struct; raises
+    :class:`MalformedInput`. Each warning (a stripped path, a removed activity message) goes
+    to ``on_warning``.
 
     ``version`` is the protocol version the consumer speaks (or generated bindings; a
     module whose ``PROTOCOL_VERSION`` is not ``MAJOR.MINOR``, a draft, declares nothing,
@@ -58,7 +95,9 @@ def prepare_input(
     this input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
     ``expiresAt`` is judged (default: the clock).
     """
-    report = warn or (lambda _message: None)
+    report = on_warning or (lambda _message: None)
+    if peer_version is not None:
+        read_peer_version(peer_version)  # a UsageError for one that is no version
     if isinstance(version, str):
         if parse_version(version, "pin") is None:
             raise UsageError(f"protocol version {version[:40]!r} is not MAJOR.MINOR")
@@ -95,23 +134,59 @@ def prepare_input(
     return prepared
 
 
-def read_input(
+@overload
+def parse_run_input(
+    body: Any,
+    version: Literal["1.1"] = ...,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+) -> v1_1.RunAgentInput: ...
+@overload
+def parse_run_input(
+    body: Any,
+    version: Literal["1.0"],
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+) -> v1_0.RunAgentInput: ...
+@overload
+def parse_run_input(
+    body: Any,
+    version: VersionLike,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+) -> Any: ...
+def parse_run_input(
     body: Any,
     version: VersionLike = LATEST_VERSION,
     *,
+    on_warning: Callable[[str], None] | None = None,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
-) -> tuple[Any, list[str]]:
-    """The receiving end: a request body as this version's ``RunAgentInput`` and its warnings.
+) -> Any:
+    """The server's side: a request body as this version's ``RunAgentInput``.
 
     ``body`` is the JSON text (bytes or str), a wire-named dict, a ``RunAgentInput`` Struct or
     an official ``ag-ui-protocol`` model. Unrecognised material is stripped, one warning per
-    path (spec: basic/run-input, Error Handling); nothing else changes. A body that is not
-    JSON, not an object, or has a known field the schema rejects raises
-    ``MalformedEvent(rule="malformed-input")`` with the JSON Pointer ``path``: answer it
+    path to ``on_warning`` (spec: basic/run-input, Error Handling); nothing else changes. A
+    body that is not JSON, not an object, or has a known field the schema rejects raises
+    ``MalformedInput(rule="malformed-input")`` with the JSON Pointer ``path``: answer it
     with an HTTP error status, as the run never started. The warnings are bounded as a
-    stream's are: ``max_warnings`` kept (then one line counts the rest), each one cut.
+    stream's kept ones are (``max_warnings`` distinct, then one line counts the rest, each
+    one cut), as a body is one client's to make long; they are said once the body is read,
+    a malformed one's included.
     """
-    warnings = WarningLog(max_warnings)
+    log = WarningLog(max_warnings)
+    try:
+        return _parsed(body, bindings_for(version), log)
+    finally:
+        if on_warning is not None:
+            for message in log.kept:
+                on_warning(message)
+
+
+def _parsed(body: Any, bindings: Bindings, log: WarningLog) -> Any:
     if isinstance(body, (bytes, bytearray, memoryview, str)):
         try:
             body = msgspec.json.decode(body)
@@ -119,7 +194,45 @@ def read_input(
             raise _malformed(f"not JSON: {exc}") from None
         except RecursionError:
             raise _malformed(_TOO_DEEP) from None
-    return typed_input(body, bindings_for(version), warnings.warn), warnings.kept
+    return typed_input(body, bindings, log.warn)
+
+
+def read_input(
+    body: Any,
+    version: VersionLike = LATEST_VERSION,
+    *,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+) -> tuple[Any, list[str]]:
+    """Deprecated: :func:`parse_run_input`, which returns the input alone and says the
+    warnings to ``on_warning``. This returns ``(input, warnings)``, as it did."""
+    warnings.warn(
+        "read_input is deprecated: use parse_run_input(body, version, on_warning=...), "
+        "which returns the input alone",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    log = WarningLog(max_warnings)
+    return _parsed(body, bindings_for(version), log), log.kept
+
+
+def prepare_input(
+    input: Any,
+    version: VersionLike = LATEST_VERSION,
+    warn: Callable[[str], None] | None = None,
+    *,
+    peer_version: str | None = None,
+    interrupts: Sequence[Any] = (),
+    now: datetime | None = None,
+) -> Any:
+    """Deprecated: :func:`build_run_input` (``warn`` is its ``on_warning``)."""
+    warnings.warn(
+        "prepare_input is deprecated: use build_run_input(input, version, on_warning=...)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return build_run_input(
+        input, version, on_warning=warn, peer_version=peer_version, interrupts=interrupts, now=now
+    )
 
 
 def typed_input(
@@ -179,8 +292,8 @@ def _typed(cleaned: dict[str, Any], bindings: Bindings, enforcer: Enforcer) -> A
         raise _malformed(message.partition(" - at `")[0], path) from None
 
 
-def _malformed(detail: str, path: str = "") -> MalformedEvent:
-    return MalformedEvent("malformed-input", detail, path=path, subject="request body")
+def _malformed(detail: str, path: str = "") -> MalformedInput:
+    return MalformedInput("malformed-input", detail, path=path, subject="request body")
 
 
 def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: datetime) -> None:
@@ -188,14 +301,14 @@ def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: dateti
     for interrupt in interrupts:
         entry = answered.get(interrupt.id)
         if entry is None:
-            raise MalformedEvent(
+            raise MalformedInput(
                 "resume-uncovered",
                 f"the resume leaves interrupt {interrupt.id!r} without an entry",
                 path="/resume",
                 subject="request body",
             )
         if entry.status == "resolved" and _expired(interrupt.expires_at, now):
-            raise MalformedEvent(
+            raise MalformedInput(
                 "resume-expired",
                 f"interrupt {interrupt.id!r} expired at {interrupt.expires_at}; "
                 "it may only be cancelled",

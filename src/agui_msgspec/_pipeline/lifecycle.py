@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from msgspec import UNSET
 
 from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
 
+if TYPE_CHECKING:
+    from agui_msgspec import v1_1
+
 RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
+"""Where a run stands: ``active`` while it streams, then how it ended (``failed``: RUN_ERROR)."""
 
 
 class StreamState(enum.Enum):
@@ -132,7 +136,11 @@ not a protocol rule, so a hostile stream cannot grow the tracking tables without
 
 @dataclass
 class Run:
-    """One run of the stream, as the consumer saw it."""
+    """One run of the stream, as the consumer saw it.
+
+    The Structs are typed as the newest version's (``agui_msgspec.v1_1``); a consumer of
+    another version (``"1.0"``, generated bindings) holds that version's of the same names.
+    """
 
     thread_id: str | None
     run_id: str | None
@@ -140,13 +148,15 @@ class Run:
     parent_run_id: str | None = None
     protocol_version: str | None = None
     """What the producer declared on RUN_STARTED; None for a pre-versioning peer."""
-    outcome: Any = None
+    outcome: v1_1.RunFinishedOutcome | None = None
     """The RUN_FINISHED outcome Struct, or None (absent or stripped: a success)."""
-    interrupts: list[Any] = field(default_factory=list)
-    result: Any = None
-    error: Any = None
+    interrupts: list[v1_1.Interrupt] = field(default_factory=list)
+    """The interrupts an ``interrupt`` outcome stopped the run on."""
+    result: v1_1.NonNullValue | None = None
+    """RUN_FINISHED's ``result``: any JSON value but null, or None when absent."""
+    error: v1_1.RunErrorEvent | None = None
     """The RunErrorEvent, for a failed run."""
-    usage: list[Any] = field(default_factory=list)
+    usage: list[v1_1.TokenUsage] = field(default_factory=list)
     """TokenUsage entries from RUN_FINISHED or RUN_ERROR."""
     pending_tool_calls: list[str] = field(default_factory=list)
     """Ids of the tool calls the run left without a result, in the order they were made, once

@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from agui_msgspec._errors import ProtocolViolation
+from agui_msgspec._errors import ProtocolViolation, StreamError, TransportError
 from agui_msgspec._pipeline.consumer import Consumer
 from agui_msgspec._pipeline.lifecycle import StreamState
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
@@ -59,7 +59,7 @@ _SSE, _PROTOBUF = SSE_MEDIA_TYPE.encode(), PROTOBUF_MEDIA_TYPE.encode()
 class GuardReport:
     """One violation the guard found in a response it verified."""
 
-    violation: ProtocolViolation
+    violation: StreamError
     """The rejection, with ``rule``, ``index`` (0-based event index in the response) and ``path``."""
     event: bytes | None
     """The payload of the offending event (its ``data``; for a protobuf frame, the event's
@@ -203,7 +203,7 @@ class _GuardedResponse:
                 start = consumer.event_index
                 self._reader.close()
                 consumer.close(inside_event=self._reader.discarded_partial)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self._reject(violation, payloads, start)
 
     # --- enforcing: each event held until verified ------------------------------------------
@@ -229,7 +229,7 @@ class _GuardedResponse:
                 if not more:
                     self._reader.close()
                     consumer.close(inside_event=self._reader.discarded_partial)
-            except ProtocolViolation as violation:
+            except (ProtocolViolation, TransportError) as violation:
                 self._reject(violation, [], consumer.event_index)
                 await self._end_with_run_error(verified, violation)
                 return
@@ -265,13 +265,13 @@ class _GuardedResponse:
         try:
             payloads = self._reader.feed(bytes(buffer[start:end]))
             consumer.feed_many(payloads)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self._reject(violation, payloads, first)
             await self._end_with_run_error(bytes(buffer[:released]), violation)
             return False
         return True
 
-    async def _end_with_run_error(self, verified: bytes, violation: ProtocolViolation) -> None:
+    async def _end_with_run_error(self, verified: bytes, violation: StreamError) -> None:
         """Send the ``verified`` bytes before the broken event, a RUN_ERROR where the
         lifecycle allows one, and the end of the body."""
         consumer = self._consumer
@@ -297,7 +297,7 @@ class _GuardedResponse:
 
     # --- both ------------------------------------------------------------------------------
 
-    def _reject(self, violation: ProtocolViolation, payloads: list[bytes], start: int) -> None:
+    def _reject(self, violation: StreamError, payloads: list[bytes], start: int) -> None:
         self._rejected = True
         offset = -1 if violation.index is None else violation.index - start
         event = payloads[offset] if 0 <= offset < len(payloads) else None

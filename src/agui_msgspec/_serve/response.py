@@ -32,7 +32,13 @@ from typing import Any
 import msgspec
 
 from agui_msgspec._documents import OfficialModel
-from agui_msgspec._errors import ProtocolViolation, UsageError
+from agui_msgspec._errors import (
+    ProtocolViolation,
+    StreamError,
+    TransportError,
+    UsageError,
+    wrong_type,
+)
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, proto_frame
@@ -52,6 +58,8 @@ def negotiate_media_type(accept: str | None) -> str:
 
     No header, or an empty one, answers SSE: the default binding.
     """
+    if accept is not None and not isinstance(accept, str):
+        raise wrong_type("accept", accept, "an Accept header value (str) or None")
     if accept and _admits(accept, PROTOBUF_MEDIA_TYPE):
         return PROTOBUF_MEDIA_TYPE
     return SSE_MEDIA_TYPE
@@ -133,7 +141,7 @@ class EventStream:
             "Cache-Control": "no-cache",  # every response is a new run
             "X-Accel-Buffering": "no",  # proxies (nginx) pass each event on as it is written
         }
-        self.violation: ProtocolViolation | None = None
+        self.violation: StreamError | None = None
         """The refusal (or truncation) that made the stream end with RUN_ERROR, if any."""
         self.exception: Exception | None = None
         """What ``events`` raised, if it did."""
@@ -266,8 +274,8 @@ class EventStream:
     def _send(self, event: ProducedEvent) -> tuple[bytes, bool]:
         """The frame for ``event`` and True, or the stream's last bytes and False."""
         try:
-            return self._writer.check(event), True
-        except ProtocolViolation as violation:
+            return self._writer.frame(event), True
+        except (ProtocolViolation, TransportError) as violation:
             self.violation = violation
             logger.warning("AG-UI event refused; ending the stream with RUN_ERROR: %s", violation)
             return self._run_error(str(violation), violation.rule), False
@@ -275,7 +283,7 @@ class EventStream:
     def _finish(self) -> bytes:
         try:
             self._writer.close()
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self.violation = violation
             return self._run_error(str(violation), violation.rule)
         return b""

@@ -9,13 +9,21 @@ producer gets before sending is the verdict the peer would give on receipt.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
 
 from agui_msgspec._documents import OfficialModel, encode_document
-from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError, too_deep
+from agui_msgspec._errors import (
+    ProtocolViolation,
+    StreamError,
+    TransportError,
+    UsageError,
+    too_deep,
+    wrong_type,
+)
 from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
@@ -28,7 +36,7 @@ from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 class StrictWriter:
     """Checks each event a producer is about to send; raises before a bad one leaves.
 
-    ``check(event)`` returns the event's frame (SSE unless ``framing="protobuf"``: the
+    ``frame(event)`` returns the event's frame (SSE unless ``framing="protobuf"``: the
     HTTP + Protobuf binding's length-prefixed frame) when the event is legal where
     it stands, and otherwise raises the :class:`ProtocolViolation` a consumer
     would reject the stream with (same rule ids, ``index`` counting the events
@@ -51,8 +59,11 @@ class StrictWriter:
         framing: Literal["sse", "protobuf"] = "sse",
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
-        if framing not in ("sse", "protobuf"):
-            raise UsageError(f"framing is 'sse' or 'protobuf', not {framing!r}")
+        if not isinstance(framing, str) or framing not in ("sse", "protobuf"):
+            shown = repr(framing[:40]) if isinstance(framing, str) else type(framing).__name__
+            raise UsageError(f"framing is 'sse' or 'protobuf', not {shown}")
+        if not isinstance(max_event_size, int):
+            raise wrong_type("max_event_size=", max_event_size, "an int")
         bindings = bindings_for(version)
         self.framing = framing
         self._max_event_size = max_event_size
@@ -63,9 +74,18 @@ class StrictWriter:
         self._expander = Expander(bindings)
         self._lifecycle = Lifecycle()
         self._index = 0
-        self._violation: ProtocolViolation | None = None
+        self._violation: StreamError | None = None
 
     def check(self, event: msgspec.Struct | Mapping[str, Any] | OfficialModel) -> bytes:
+        """Deprecated: :meth:`frame`, the name that says it returns the frame's bytes."""
+        warnings.warn(
+            "StrictWriter.check is deprecated: use StrictWriter.frame, which returns the frame",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.frame(event)
+
+    def frame(self, event: msgspec.Struct | Mapping[str, Any] | OfficialModel) -> bytes:
         """The frame for ``event`` (SSE, or with ``framing="protobuf"`` a length-prefixed
         protobuf frame), or the violation sending it would be.
 
@@ -104,7 +124,7 @@ class StrictWriter:
                 )
             for expanded in self._expander.expand(decoded, index):
                 self._lifecycle.receive(expanded, index)
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise
         except RecursionError:
@@ -137,6 +157,6 @@ class StrictWriter:
             raise self._violation
         try:
             self._lifecycle.close()
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise

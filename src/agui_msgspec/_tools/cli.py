@@ -27,9 +27,10 @@ import msgspec
 from agui_msgspec._errors import (
     HttpAgentError,
     ProtocolViolation,
-    RunFailed,
+    StreamError,
     TransportError,
     UsageError,
+    wrong_type,
 )
 from agui_msgspec._http.client import HttpAgent
 from agui_msgspec._pipeline.consumer import Result
@@ -78,6 +79,15 @@ _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``agui-msgspec`` command: ``argv`` without the program name (default:
+    ``sys.argv[1:]``); returns the exit status. Wrong arguments exit through argparse
+    (``SystemExit(2)``), as a command line does."""
+    if argv is not None and (
+        isinstance(argv, (str, bytes))
+        or not isinstance(argv, Sequence)
+        or not all(isinstance(arg, str) for arg in argv)
+    ):
+        raise wrong_type("main()", argv, "a sequence of str arguments or None")
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C: the person asked to stop, no traceback
@@ -547,7 +557,7 @@ def _run(
 
 async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as_json: bool) -> int:
     tally = _Tally(out, timeline=True, as_json=as_json)
-    violation: ProtocolViolation | None = None
+    violation: StreamError | None = None
     try:
         async with agent.run(input) as stream:
             tally.start()
@@ -555,10 +565,8 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as
                 async for event in stream:
                     tally.show([event])
                     out.flush()
-                await stream.result()
-            except RunFailed:
-                pass  # the summary shows the failed run
-            except ProtocolViolation as exc:
+                await stream.result()  # a failed run is a result: the summary shows it
+            except (ProtocolViolation, TransportError) as exc:
                 violation = exc
     except HttpAgentError as exc:
         _error(str(exc))
@@ -630,7 +638,7 @@ def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:
     last = result.runs[-1] if result.runs else None
     if result.violation is not None:
         lines.append(f"REJECTED {result.violation}")
-    elif last is not None and last.status == "failed":
+    elif last is not None and last.error is not None:  # the run failed: RUN_ERROR
         lines.append(f"RUN FAILED {last.error.message!r}")
     else:
         lines.append(f"ACCEPTED ({last.status if last else 'no run'})")

@@ -24,7 +24,7 @@ import msgspec
 
 from agui_msgspec._json import json_kind
 from agui_msgspec._pipeline.consumer import Result, consume
-from agui_msgspec._pipeline.input import prepare_input
+from agui_msgspec._pipeline.input import build_run_input
 from agui_msgspec._versions import LATEST_VERSION, VersionLike
 
 # Upstream fixtures whose names do not spell the rule they pin: the rule, in this project's ids.
@@ -270,7 +270,9 @@ def _check_request(
     warnings: list[str],
 ) -> Iterator[str]:
     """The input as the consumer sends it; its warnings join the run's, as one client's."""
-    request = msgspec.to_builtins(prepare_input(input, version, warnings.append, peer_version=peer))
+    request = msgspec.to_builtins(
+        build_run_input(input, version, on_warning=warnings.append, peer_version=peer)
+    )
     if "request" in expect and not _subset(expect["request"], request):
         yield f"request {request} does not match {expect['request']}"
     for where in expect.get("requestAbsentPaths", []):

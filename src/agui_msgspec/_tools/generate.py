@@ -11,7 +11,7 @@ import keyword
 import os
 from pathlib import Path
 
-from agui_msgspec._errors import UsageError
+from agui_msgspec._errors import UsageError, wrong_type
 from agui_msgspec._versions import parse_version
 
 # The generator's tools: import name → distribution, for the message when one is missing.
@@ -40,6 +40,13 @@ def generate(
     imports (``pointer``: where in the schema, a JSON Pointer). The schema is read as data:
     its ``$ref`` must name its own ``$defs``, never another file or a URL.
     """
+    for name, path in (("schema", schema), ("out", out)):
+        if not isinstance(path, (str, os.PathLike)):
+            raise wrong_type(name, path, "a path (str or os.PathLike)")
+    if module is not None and not isinstance(module, str):
+        raise wrong_type("module=", module, "a module name (str)")
+    if protocol_version is not None and not isinstance(protocol_version, str):
+        raise wrong_type("protocol_version=", protocol_version, "a version string")
     if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
         raise UsageError(f"module name {module!r} is not usable: not a Python identifier")
     if protocol_version is not None and parse_version(protocol_version, "release") is None:

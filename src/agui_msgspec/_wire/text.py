@@ -48,11 +48,12 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from agui_msgspec._errors import TransportError, UsageError
+from agui_msgspec._errors import MalformedEvent, TransportError, UsageError, wrong_type
 from agui_msgspec._json import encode_json
 
 DEFAULT_MAX_EVENT_SIZE = 10 * 1024 * 1024
 SSE_MEDIA_TYPE = "text/event-stream"
+"""The media type of an SSE body (spec: basic/transports/http-sse)."""
 _BOM = b"\xef\xbb\xbf"
 # Between two events in the spelling producers send: "data: <payload>\n\ndata: <payload>".
 _PLAIN_EVENT_SEPARATOR = b"\n\ndata: "
@@ -63,17 +64,27 @@ def encode(event: msgspec.Struct) -> bytes:
 
     An absent field is ``msgspec.UNSET`` and is omitted, so it is never written as
     ``null``. ``None`` where the schema has no null is written as given; the
-    :class:`StrictWriter` refuses it.
+    :class:`StrictWriter` refuses it. A value JSON has no form for (a lone surrogate, an
+    object msgspec cannot encode, nesting past the interpreter's stack) raises
+    ``MalformedEvent`` (``invalid-json``, ``too-deep``).
     """
-    return encode_json(event)
+    try:
+        return encode_json(event)
+    except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError is a ValueError
+        raise MalformedEvent(
+            "invalid-json", f"the value is not JSON-encodable: {exc}", subject="event"
+        ) from None
+    except RecursionError:
+        raise MalformedEvent("too-deep", "the value nests too deeply", subject="event") from None
 
 
 def sse_frame(event: msgspec.Struct) -> bytes:
     """One SSE event carrying ``event``: ``data: <json>`` and a blank line, LF line ends.
 
-    Compact JSON escapes every line break inside strings, so the payload is one line.
+    Compact JSON escapes every line break inside strings, so the payload is one line. Raises
+    as :func:`encode` does.
     """
-    return b"data: " + encode_json(event) + b"\n\n"
+    return b"data: " + encode(event) + b"\n\n"
 
 
 class PayloadReader(Protocol):
@@ -109,6 +120,8 @@ class _LineReader(ABC):
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """Take the next bytes of the body; return the payloads they complete, in order."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise wrong_type("feed()", chunk, "bytes")
         self._check_usable()
         if self._head is not None:
             head = self._head + chunk

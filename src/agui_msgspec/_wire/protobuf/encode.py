@@ -223,6 +223,8 @@ def encode_proto(
         return encoder.event(event if isinstance(event, Mapping) else _to_builtins(event))
     except (AttributeError, TypeError, ValueError, OverflowError) as problem:
         raise UsageError(f"the protobuf wire cannot carry this event as given: {problem}") from None
+    except RecursionError:
+        raise UsageError("the protobuf wire cannot carry this event: it nests too deeply") from None
 
 
 def proto_frame(

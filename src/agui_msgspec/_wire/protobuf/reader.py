@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from agui_msgspec._errors import TransportError, UsageError
+from agui_msgspec._errors import TransportError, UsageError, wrong_type
 from agui_msgspec._versions import LATEST_VERSION, VersionLike
 from agui_msgspec._wire.protobuf.decode import Malformed
 from agui_msgspec._wire.protobuf.fast import FastDecoder
@@ -17,6 +17,7 @@ from agui_msgspec._wire.protobuf.tables import wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+"""The media type of the HTTP + Protobuf binding's body (spec: basic/transports/http-protobuf)."""
 _unpack_length = struct.Struct(">I").unpack_from
 _json_encode = msgspec.json.Encoder().encode
 
@@ -78,6 +79,8 @@ class ProtobufReader:
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """Take the next bytes of the body; return the payloads they complete, in order."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise wrong_type("feed()", chunk, "bytes")
         self._check_usable()
         if self._held + len(chunk) < self._need:
             if chunk:
