@@ -35,6 +35,7 @@ from agui_msgspec import (
     encode_proto,
     proto_frame,
 )
+from agui_msgspec._codegen import CodegenError
 from agui_msgspec._versions import load_bindings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,3 +199,79 @@ def test_http_agent_reads_a_generated_modules_protobuf_reply(generated: tuple[An
     assert [agui.encode(m) for m in result.messages] == [agui.encode(m) for m in sse.messages]
     assert result.state == sse.state
     assert (result.run.status, result.run.outcome) == (sse.runs[0].status, sse.runs[0].outcome)
+
+
+def numbers_of(freeze: Path) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"^([\w.]+) = (\d+)$", freeze.read_text(), re.M)}
+
+
+def test_without_a_freeze_one_is_started_beside_the_module_from_the_deployed_numbers(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    written = agui.generate(SCHEMA_1_1, out, module="fresh_v1_1")
+    freeze = out / "fresh_v1_1.proto-freeze.txt"
+    assert written == out / "fresh_v1_1.py"
+    assert numbers_of(freeze) == numbers_of(FREEZE_1_1)  # the numbers @ag-ui/proto speaks
+    shipped = (ROOT / "src" / "agui_msgspec" / "v1_1_wire.py").read_text().splitlines()
+    assert (out / "fresh_v1_1_wire.py").read_text().splitlines()[5:] == shipped[
+        5:
+    ]  # not the banner
+
+
+def test_a_freeze_that_renumbers_the_wire_generated_before_is_refused(tmp_path: Path) -> None:
+    freeze = tmp_path / "freeze.txt"
+    shutil.copy(FREEZE_1_1, freeze)
+    agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+    before = (tmp_path / "out" / "v1_1_wire.py").read_bytes()
+    # swap two numbers by hand: peers built on the first wire would misread both fields
+    text = freeze.read_text()
+    text = text.replace("RunStartedEvent.thread_id = 2", "RunStartedEvent.thread_id = 99")
+    freeze.write_text(text)
+    with pytest.raises(CodegenError, match=r"RunStartedEvent.thread_id was 2, now 99"):
+        agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+    assert (tmp_path / "out" / "v1_1_wire.py").read_bytes() == before  # nothing written
+    freeze.write_text(text.replace("thread_id = 99", "thread_id = 3"))  # run_id's number
+    with pytest.raises(CodegenError, match=r"same number 3"):
+        agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+
+
+def test_a_removed_field_keeps_its_number_reserved_and_the_freeze_keeps_it(
+    tmp_path: Path,
+) -> None:
+    freeze = tmp_path / "freeze.txt"
+    shutil.copy(FREEZE_1_1, freeze)
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    del schema["$defs"]["TextMessageStartEvent"]["properties"]["name"]
+    source = tmp_path / "schema.json"
+    source.write_text(json.dumps(schema))
+    agui.generate(source, tmp_path / "out", freeze=freeze)
+    proto = (tmp_path / "out" / "v1_1.proto").read_text()
+    block = re.search(r"message TextMessageStartEvent \{[^}]*\}", proto)
+    assert block is not None
+    assert "reserved 4;" in block[0]
+    assert numbers_of(freeze) == numbers_of(FREEZE_1_1)
+
+
+def test_bindings_without_wire_tables_of_their_own_never_use_another_wire(
+    generated: tuple[Any, Path], tmp_path: Path
+) -> None:
+    v1_2, _ = generated
+    lone = tmp_path / "lone_v1_2.py"
+    shutil.copy(v1_2.__file__, lone)  # the module without the _wire.py beside it
+    bindings = load_bindings(lone)
+    try:
+        with pytest.raises(UsageError, match="no protobuf wire tables for 'lone_v1_2'"):
+            StrictWriter(bindings, framing="protobuf")
+        with pytest.raises(UsageError, match="no protobuf wire tables"):
+            encode_proto(bindings.RunStartedEvent(thread_id="t", run_id="r"), bindings)
+        # an EventStream over them answers SSE, the default binding, even to a protobuf client
+        assert (
+            EventStream([], PROTOBUF_MEDIA_TYPE, version=bindings).media_type != PROTOBUF_MEDIA_TYPE
+        )
+        # tables of another protocol version are not theirs either
+        shutil.copy(ROOT / "src" / "agui_msgspec" / "v1_1_wire.py", tmp_path / "lone_v1_2_wire.py")
+        with pytest.raises(UsageError, match=r"not protocol 1\.2's"):
+            encode_proto(bindings.RunStartedEvent(thread_id="t", run_id="r"), bindings)
+    finally:
+        sys.modules.pop("lone_v1_2", None)
