@@ -55,13 +55,20 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-def _generate_into(session: nox.Session, out: Path, *, frozen: bool = False) -> None:
+def _generate_into(session: nox.Session, out: Path, freezes: Path | None = None) -> None:
+    """Each schema's binding (module, .proto, wire tables) into ``out``, numbered by the
+    freeze beside the schema, or by a copy of it in ``freezes`` (drift: the committed
+    freeze is not touched, and a slot it lacks shows as a changed copy)."""
     session.install(".", *CODEGEN_PINS)
     for schema in SCHEMAS:
-        session.run("agui-msgspec", "generate", str(schema), "--out", str(out), silent=True)
-        if schema.with_name("proto-freeze.txt").exists():  # the protobuf wire schema and tables
-            args = ["--schema", str(schema), "--out", str(out), *(["--frozen"] if frozen else [])]
-            session.run("python", "-m", "agui_msgspec._codegen.proto", *args, silent=True)
+        freeze = schema.with_name("proto-freeze.txt")
+        if freezes is not None:
+            copy = freezes / schema.parent.name / freeze.name
+            copy.parent.mkdir(parents=True)
+            shutil.copy(freeze, copy)
+            freeze = copy
+        args = [str(schema), "--out", str(out), "--freeze", str(freeze)]
+        session.run("agui-msgspec", "generate", *args, silent=True)
 
 
 def _generated(folder: Path) -> dict[str, Path]:
@@ -79,8 +86,13 @@ def generate(session: nox.Session) -> None:
 @nox.session
 def drift(session: nox.Session) -> None:
     """Fail if the package's generated files differ from what codegen makes of schema/ now."""
-    with tempfile.TemporaryDirectory() as tmp:
-        _generate_into(session, Path(tmp), frozen=True)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as freezes:
+        _generate_into(session, Path(tmp), Path(freezes))
+        for schema in SCHEMAS:
+            frozen = schema.with_name("proto-freeze.txt")
+            copy = Path(freezes, schema.parent.name, frozen.name)
+            if not filecmp.cmp(copy, frozen, shallow=False):
+                session.error(f"{frozen} lacks slots the schema has: run `nox -s generate`")
         fresh, committed = _generated(Path(tmp)), _generated(BINDINGS)
         if sorted(fresh) != sorted(committed):
             session.error(f"the package holds {sorted(committed)}, codegen makes {sorted(fresh)}")
@@ -158,7 +170,9 @@ def _node_proto(session: nox.Session) -> Path:
 def proto_parity(session: nox.Session) -> None:
     """Byte parity with @ag-ui/proto 1.0.0 (node, npm): it re-encodes the corpus into
     tests/data/proto/corpus-frames.json (a diff there is a parity break), decodes what we
-    encode, and the corpus tests run against the fresh frames."""
+    encode, checks that a Struct, the same event as a dict and @ag-ui/proto give the same
+    bytes on every conformance stream and corpus event it encodes, and the corpus tests run
+    against the fresh frames."""
     session.install(".[tests]")
     node = _node_proto(session)
     events, frames = PROTO_DATA / "corpus-events.json", PROTO_DATA / "corpus-frames.json"
@@ -168,6 +182,19 @@ def proto_parity(session: nox.Session) -> None:
     session.run("python", str(NODE_PARITY / "parity.py"), "encode", str(events), str(ours))
     session.run("node", script, "decode", str(ours), str(decoded), external=True)
     session.run("python", str(NODE_PARITY / "parity.py"), "check", str(events), str(decoded))
+    # one encoding per event: Struct, dict and @ag-ui/proto on the conformance streams and corpus
+    if not CONFORMANCE.is_dir():
+        session.error(f"no conformance streams at {CONFORMANCE}: the Struct/dict parity needs them")
+    given, full = node / "given.json", node / "full.json"
+    parity = ["python", str(NODE_PARITY / "parity.py")]
+    session.run(*parity, "cases", str(CONFORMANCE), str(events), str(given), str(full))
+    for cases in (given, full):
+        frames = str(cases.with_suffix(".frames.json"))
+        session.run("node", script, "encode-any", str(cases), frames, external=True)
+    session.run(
+        *parity, "same", str(given), str(full),
+        str(given.with_suffix(".frames.json")), str(full.with_suffix(".frames.json")),
+    )  # fmt: skip
     session.run("pytest", "-q", "tests/wire/test_protobuf.py", "-k", "reference or corpus")
 
 

@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 
 from agui_msgspec import (
+    PROTOBUF_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    EventStream,
     GuardReport,
     HttpAgent,
     ProducerGuard,
@@ -107,8 +110,9 @@ APP = Starlette(
 # --- in process: the ASGI messages themselves -----------------------------------------------
 
 
-def drive(app: Any, path: str) -> list[dict[str, Any]]:
-    """Call an ASGI app once for POST ``path``; the messages it sent, in order."""
+def drive(app: Any, path: str, accept: bytes | None = None) -> list[dict[str, Any]]:
+    """Call an ASGI app once for POST ``path`` (with ``accept`` as the ``Accept`` header);
+    the messages it sent, in order."""
     sent: list[dict[str, Any]] = []
     requested: list[bool] = []
 
@@ -132,7 +136,8 @@ def drive(app: Any, path: str) -> list[dict[str, Any]]:
         "raw_path": path.encode(),
         "query_string": query.encode(),
         "root_path": "",
-        "headers": [(b"content-type", b"application/json")],
+        "headers": [(b"content-type", b"application/json")]
+        + ([] if accept is None else [(b"accept", accept)]),
         "client": ("127.0.0.1", 1),
         "server": ("127.0.0.1", 80),
     }
@@ -496,3 +501,35 @@ def test_enforcing_refuses_a_protobuf_frame_longer_than_the_bound_from_its_heade
     events = proto_events(body_of(drive(guard, "/")))
     assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
     assert [(r.violation.rule, r.violation.index) for r in reports] == [("event-too-large", 1)]
+
+
+async def negotiating(scope: Any, receive: Any, send: Any) -> None:
+    """An endpoint answering in the binding its request's Accept asks for."""
+    accept = dict(scope["headers"]).get(b"accept", b"").decode()
+    await EventStream([START, FINISH], accept)(scope, receive, send)
+
+
+def content_type(messages: list[dict[str, Any]]) -> bytes:
+    return dict(messages[0]["headers"])[b"content-type"]
+
+
+@pytest.mark.parametrize("end_with_run_error", [False, True])
+def test_a_guard_not_offering_protobuf_makes_the_app_answer_sse(end_with_run_error: bool) -> None:
+    reports: list[GuardReport] = []
+    asked = PROTOBUF_MEDIA_TYPE.encode()
+    sse_only = ProducerGuard(
+        negotiating,
+        on_violation=reports.append,
+        end_with_run_error=end_with_run_error,
+        offer_protobuf=False,
+    )
+    sent = drive(sse_only, "/run", accept=b"text/event-stream, " + asked)
+    assert content_type(sent) == SSE_MEDIA_TYPE.encode()
+    assert [e["type"] for e in events_of(body_of(sent))] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert reports == []
+    # by default the client's Accept reaches the app as it was sent: protobuf is answered
+    default = drive(
+        ProducerGuard(negotiating, end_with_run_error=end_with_run_error), "/run", asked
+    )
+    assert content_type(default) == asked
+    assert body_of(default) == proto_frame(START) + proto_frame(FINISH)

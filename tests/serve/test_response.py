@@ -88,6 +88,19 @@ def test_negotiation(accept: str | None, expected: str) -> None:
     assert negotiate_media_type(accept) == expected
 
 
+@pytest.mark.parametrize("accept", [PROTOBUF_MEDIA_TYPE, "*/*", None])
+def test_a_producer_not_offering_protobuf_answers_sse_whatever_the_accept(
+    accept: str | None,
+) -> None:
+    assert negotiate_media_type(accept, offer_protobuf=False) == SSE_MEDIA_TYPE
+    stream = EventStream([START, FINISH], accept, offer_protobuf=False)
+    assert stream.media_type == stream.headers["Content-Type"] == SSE_MEDIA_TYPE
+    assert types_in(body_of(stream)) == ["RUN_STARTED", "RUN_FINISHED"]
+    # the default is the spec's: a client admitting protobuf gets it
+    if accept is not None:
+        assert EventStream([START, FINISH], accept).media_type == PROTOBUF_MEDIA_TYPE
+
+
 def test_bindings_without_a_protobuf_wire_answer_every_client_with_sse() -> None:
     wireless = ModuleType("agui_draft")  # bindings generated from a schema with no wire schema
     wireless.__dict__.update(vars(v1_1))

@@ -38,15 +38,20 @@ def draft_copy(tmp_path: Path) -> Path:
     return copy
 
 
-def test_the_command_writes_one_module_named_after_the_schema_id(
+def test_the_command_writes_the_binding_named_after_the_schema_id(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["generate", str(SCHEMA_1_1), "--out", str(tmp_path / "out")]) == 0
-    written = Path(capsys.readouterr().out.strip())
-    assert written == tmp_path / "out" / "v1_1.py"
-    assert [p.name for p in written.parent.iterdir()] == ["v1_1.py"]
-    # the committed module is what the installed generator makes of the same schema
-    assert written.read_bytes() == (ROOT / "src" / "agui_msgspec" / "v1_1.py").read_bytes()
+    freeze = tmp_path / "proto-freeze.txt"
+    shutil.copy(ROOT / "schema" / "1.1" / "proto-freeze.txt", freeze)
+    out = tmp_path / "out"
+    assert main(["generate", str(SCHEMA_1_1), "--out", str(out), "--freeze", str(freeze)]) == 0
+    written = [Path(line) for line in capsys.readouterr().out.splitlines()]
+    assert written == [out / "v1_1.py", out / "v1_1.proto", out / "v1_1_wire.py"]
+    assert sorted(p.name for p in out.iterdir()) == ["v1_1.proto", "v1_1.py", "v1_1_wire.py"]
+    # the committed files are what the installed generator makes of the same schema
+    for path in written:
+        assert path.read_bytes() == (ROOT / "src" / "agui_msgspec" / path.name).read_bytes()
+    assert freeze.read_bytes() == (ROOT / "schema" / "1.1" / "proto-freeze.txt").read_bytes()
 
 
 def test_a_draft_gets_the_name_and_version_given(tmp_path: Path, draft_copy: Path) -> None:

@@ -81,14 +81,6 @@ def test_new_field_takes_the_next_free_number_and_is_appended(tmp_path: Path) ->
     assert text_again == text
 
 
-def test_frozen_run_refuses_a_new_slot(tmp_path: Path) -> None:
-    schema = _schema()
-    schema["$defs"]["TextMessageEndEvent"]["properties"]["reason"] = {"type": "string"}
-    done = _run(tmp_path, schema, "--frozen")
-    assert done.returncode != 0
-    assert "lacks TextMessageEndEvent.reason" in done.stderr
-
-
 def test_removed_field_keeps_its_number_reserved(tmp_path: Path) -> None:
     schema = _schema()
     del schema["$defs"]["TextMessageStartEvent"]["properties"]["name"]
@@ -107,13 +99,20 @@ def test_union_without_a_wire_strategy_stops_generation(tmp_path: Path) -> None:
     defs["TextMessageEndEvent"]["properties"]["extra"] = {"$ref": "#/$defs/Extra"}
     done = _run(tmp_path, schema)
     assert done.returncode != 0
-    assert "WireSchemaError: union Extra has no wire strategy" in done.stderr
+    assert "no protobuf wire for it: union Extra has no wire strategy" in done.stderr
 
 
-def test_an_id_that_would_write_code_into_the_wire_module_is_refused(tmp_path: Path) -> None:
+def test_an_id_that_would_write_code_into_the_wire_module_stays_a_comment(
+    tmp_path: Path,
+) -> None:
     schema = _schema()
     schema["$id"] = 'https://x/spec/1.1/schema.json\nimport os; os.system("echo INJECTED")\n#'
     done = _run(tmp_path, schema)
-    assert done.returncode != 0
-    assert "$id is not a one-line printable string" in done.stderr
-    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    assert done.returncode == 0, done.stderr
+    (tables,) = (tmp_path / "out").glob("*_wire.py")
+    for path in (tables, tables.with_name(tables.name.replace("_wire.py", ".proto"))):
+        text = path.read_text()
+        assert not any(line.startswith("import os") for line in text.splitlines())
+    ran = subprocess.run([sys.executable, str(tables)], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0
+    assert "INJECTED" not in ran.stdout

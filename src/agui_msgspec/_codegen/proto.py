@@ -1,11 +1,14 @@
 """The protobuf wire schema, generated from the JSON Schema and a field-number freeze.
 
-``python -m agui_msgspec._codegen.proto --schema schema/1.1/schema.json --out src/agui_msgspec`` writes
+``agui-msgspec generate`` calls :func:`write_wire` beside the bindings module: it writes
 ``v1_1.proto`` (the message definitions) and ``v1_1_wire.py`` (the tables the runtime
-codec in ``agui_msgspec._wire.protobuf`` reads). Field numbers come from the freeze beside the
-schema (``proto-freeze.txt``): a slot the schema has and the freeze lacks takes the next
+codec in ``agui_msgspec._wire.protobuf`` reads). Field numbers come from the freeze file
+the user keeps (``--freeze``): a slot the schema has and the freeze lacks takes the next
 free number of its message and is appended to the freeze; a frozen slot the schema no
-longer has becomes a ``reserved`` number. Numbers are never chosen by hand.
+longer has becomes a ``reserved`` number; a freeze that renumbers the wire already
+generated is refused. Numbers are never chosen by hand. ``python -m
+agui_msgspec._codegen.proto --schema S --out DIR`` writes the wire alone (the freeze
+beside the schema by default).
 
 The JSON Schema says what exists; the tables below say how a shape travels on a binary
 wire (AG-UI basic/transports/http-protobuf): which union becomes a ``oneof``, which is
@@ -17,7 +20,9 @@ from the schema's. They are the deployed wire's facts (the first-party ``@ag-ui/
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
+import importlib
 import json
 import re
 import sys
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agui_msgspec._errors import CodegenError
+from agui_msgspec._versions import LATEST_VERSION
 
 from .model import module_name_for
 from .render import format_source
@@ -72,7 +78,7 @@ NESTED = {"FunctionCall": ("ToolCall", "Function")}
 BASE_EVENT = "BaseEvent"
 FREEZE_HEADER = """\
 # The protobuf field numbers of AG-UI {version}: every slot the binary wire has used.
-# Append-only: `python -m agui_msgspec._codegen.proto` gives a new slot the next free number of its
+# Append-only: `agui-msgspec generate --freeze` gives a new slot the next free number of its
 # message and adds it here; a slot whose field left the schema stays, reserved.
 # Facts only: names and numbers.
 """
@@ -92,7 +98,8 @@ def snake(name: str) -> str:
 class Freeze:
     """Field numbers by slot key (``Message.field``, ``Message.oneof.arm``, ``Enum.VALUE``)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, name: str = "proto-freeze.txt") -> None:
+        self.name = name
         self.numbers: dict[str, int] = {}
         for raw in text.splitlines():
             line = raw.strip()
@@ -101,7 +108,16 @@ class Freeze:
             match = re.fullmatch(r"([\w.]+)\s*=\s*(\d+)", line)
             if match is None:
                 raise WireSchemaError(f"unreadable freeze line: {line!r}")
+            if match[1] in self.numbers:
+                raise WireSchemaError(f"the freeze numbers {match[1]} twice")
             self.numbers[match[1]] = int(match[2])
+        holder: dict[tuple[str, int], str] = {}
+        for key, number in sorted(self.numbers.items()):
+            other = holder.setdefault((self.group(key), number), key)
+            if other != key:  # one number, two slots: a renumbering the wire cannot survive
+                raise WireSchemaError(
+                    f"the freeze gives {other} and {key} the same number {number}"
+                )
         self.used: set[str] = set()
         self.added: list[str] = []
 
@@ -162,6 +178,12 @@ class WireMessage:
     )
     # merge: per role, the wire fields its ``content`` may take
     content_forms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # JSON property -> the schema's ``default``: what a Struct holding it encodes as
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+def _defaults(props: dict[str, Any]) -> dict[str, Any]:
+    return {json_name: prop["default"] for json_name, prop in props.items() if "default" in prop}
 
 
 @dataclass
@@ -177,6 +199,7 @@ class WireModel:
     schema_sha256: str
     enums: list[WireEnum] = field(default_factory=list)
     messages: list[WireMessage] = field(default_factory=list)
+    freeze_name: str = "proto-freeze.txt"  # the freeze file's name, for the banner
 
 
 class _Builder:
@@ -398,6 +421,7 @@ class _Builder:
                 raise WireSchemaError(f"{name}.{wire_field.json}: no wire message")
         message.fields.sort(key=lambda f: f.number)
         message.reserved = self.freeze.reserved(scope)
+        message.defaults = _defaults(props)
         return message
 
     def event(self, name: str, base_fields: set[str]) -> WireMessage:
@@ -409,6 +433,7 @@ class _Builder:
         fields, message.flatten = self.object_fields(name, scope, props, required)
         message.fields = sorted([base, *fields], key=lambda f: f.number)
         message.reserved = self.freeze.reserved(scope)
+        message.defaults = _defaults(props)
         return message
 
     def merge(self, name: str) -> WireMessage:
@@ -575,17 +600,21 @@ class _Builder:
         return self.enums, self.messages
 
 
-def build_model(schema_path: Path, freeze: Freeze) -> WireModel:
+def build_model(schema_path: Path, freeze: Freeze, version: str | None = None) -> WireModel:
+    """The wire model of the schema at ``schema_path``, numbered by ``freeze``; ``version``
+    defaults to what the schema's ``$id`` names (``draft`` when it names none)."""
     raw = schema_path.read_bytes()
     schema = json.loads(raw)
-    schema_id = schema.get("$id") if isinstance(schema, dict) else None
-    # Both are written into comments, a docstring and a package name: one plain line only.
-    if not isinstance(schema_id, str) or not schema_id.isprintable():
-        raise CodegenError("$id is not a one-line printable string", "/$id")
-    version_match = re.search(r"/spec/([0-9A-Za-z._-]+)/schema\.json$", schema_id)
-    version = version_match[1] if version_match else "draft"
+    schema_id = schema.get("$id", "") if isinstance(schema, dict) else None
+    if not isinstance(schema_id, str):
+        raise CodegenError("$id is not a string", "/$id")
+    if version is None:
+        version_match = re.search(r"/spec/([0-9A-Za-z._-]+)/schema\.json$", schema_id)
+        version = version_match[1] if version_match else "draft"
     enums, messages = _Builder(schema, freeze).build()
-    return WireModel(version, schema_id, hashlib.sha256(raw).hexdigest(), enums, messages)
+    model = WireModel(version, schema_id, hashlib.sha256(raw).hexdigest(), enums, messages)
+    model.freeze_name = freeze.name
+    return model
 
 
 # --------------------------------------------------------------------------- rendering
@@ -625,11 +654,10 @@ def _render_message(message: WireMessage, indent: str = "") -> list[str]:
 
 def _banner(model: WireModel, comment: str) -> list[str]:
     return [
-        f"{comment} DO NOT EDIT: generated by `python -m agui_msgspec._codegen.proto` from the AG-UI schema",
-        f"{comment}   $id:    {model.schema_id}",
+        f"{comment} DO NOT EDIT: generated by `agui-msgspec generate` from the AG-UI schema",
+        f"{comment}   $id:    {json.dumps(model.schema_id)}",  # one line, nothing ends the comment
         f"{comment}   sha256: {model.schema_sha256}",
-        f"{comment} Field numbers: schema/{model.version}/proto-freeze.txt (append-only).",
-        f"{comment} Regenerate with `nox -s generate`; `nox -s drift` fails on any hand edit.",
+        f"{comment} Field numbers: the freeze file {model.freeze_name} (append-only).",
     ]
 
 
@@ -680,6 +708,8 @@ def render_tables(model: WireModel) -> str:
         "",
         "from __future__ import annotations",
         "",
+        "from typing import Any",
+        "",
         f"PROTOCOL_VERSION = {model.version!r}",
         "",
         "# enum name -> {number: value name}",
@@ -721,8 +751,141 @@ def render_tables(model: WireModel) -> str:
     for message in messages:
         if message.content_forms:
             out.append(f"    {message.name!r}: {message.content_forms!r},")
+    out += [
+        "}",
+        "",
+        "# message name -> {JSON property: the schema's default}: written for a Struct that holds",
+        "# it, as the same event's JSON (and @ag-ui/proto given that JSON) writes it",
+        "DEFAULTS: dict[str, dict[str, Any]] = {",
+    ]
+    for message in messages:
+        if message.defaults:
+            out.append(f"    {message.name!r}: {message.defaults!r},")
     out += ["}", ""]
     return "\n".join(out)
+
+
+def _slots(
+    messages: dict[str, Any], enums: dict[str, dict[int, str]]
+) -> dict[tuple[str, str], int]:
+    """Every numbered slot of a wire: (message or enum, field or value name) -> its number."""
+    slots = {(name, row[1]): row[0] for name, (_, _, rows) in messages.items() for row in rows}
+    slots.update(
+        ((name, value), number)
+        for name, values in enums.items()
+        for number, value in values.items()
+    )
+    return slots
+
+
+def _model_slots(model: WireModel) -> dict[tuple[str, str], int]:
+    messages: dict[str, Any] = {}
+    for message in model.messages:
+        rows = [(f.number, f.name) for f in message.fields]
+        messages[message.name] = ("", "", rows)
+        for nested in message.nested:
+            messages[f"{message.name}.{nested.name}"] = (
+                "",
+                "",
+                [(f.number, f.name) for f in nested.fields],
+            )
+    enums = {e.name: {number: name for name, number in e.values} for e in model.enums}
+    return _slots(messages, enums)
+
+
+def _previous_slots(path: Path) -> dict[tuple[str, str], int]:
+    """The slots of the wire tables module at ``path`` (one generated before), read as data."""
+    tables: dict[str, Any] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id in ("MESSAGES", "ENUMS")
+            and node.value is not None
+        ):
+            tables[node.target.id] = ast.literal_eval(node.value)
+    return _slots(tables.get("MESSAGES", {}), tables.get("ENUMS", {}))
+
+
+def refuse_renumbering(previous: dict[tuple[str, str], int], model: WireModel) -> None:
+    """A slot the wire had keeps its number, and a number keeps its slot: peers built on the
+    earlier wire read every frame of the new one (new slots they skip, as proto3 does)."""
+    current = _model_slots(model)
+    changed = [
+        f"{owner}.{name} was {number}, now {current[owner, name]}"
+        for (owner, name), number in sorted(previous.items())
+        if current.get((owner, name), number) != number
+    ]
+    holders = {(owner, number): name for (owner, name), number in previous.items()}
+    changed += [
+        f"{owner} number {number} was {holders[owner, number]}, now {name}"
+        for (owner, name), number in sorted(current.items())
+        if holders.get((owner, number), name) != name
+    ]
+    if changed:
+        raise CodegenError(
+            "the freeze renumbers the wire generated before: " + "; ".join(changed), None
+        )
+
+
+def shipped_freeze() -> Freeze:
+    """The numbers of the newest wire this package ships (the one ``@ag-ui/proto`` speaks),
+    read back from its tables: where a freeze nobody gave starts, so that a schema extending
+    it keeps every deployed number and new slots follow them."""
+    tables = importlib.import_module(f"agui_msgspec.{module_name_for(LATEST_VERSION)}_wire")
+    oneof_names = {WIRE_NAME.get(union, union): name for union, name in ONEOF_NAME.items()}
+    oneof_names["Event"] = "event"
+    lines = []
+    for message, (shape, _, rows) in tables.MESSAGES.items():
+        scope = f"{message}.{oneof_names[message]}" if shape in ("oneof", "envelope") else message
+        lines += [f"{scope}.{row[1]} = {row[0]}" for row in rows]
+    for enum, values in tables.ENUMS.items():
+        lines += [f"{enum}.{value} = {number}" for number, value in values.items()]
+    return Freeze("\n".join(lines))
+
+
+def render_wire(
+    schema: Path,
+    out: Path,
+    *,
+    freeze_path: Path,
+    module: str | None = None,
+    protocol_version: str | None = None,
+) -> dict[Path, str]:
+    """The wire of ``schema`` as files to write into ``out``: ``{module}.proto``,
+    ``{module}_wire.py`` (the tables the runtime reads) and, when it gained slots or did not
+    exist, the freeze at ``freeze_path`` (started from :func:`shipped_freeze` then). ``module`` and
+    ``protocol_version`` default to what the schema's ``$id`` names.
+
+    Refused with ``CodegenError``: a freeze giving two slots one number, a schema shape the
+    wire has no decision for, and a renumbering of the wire tables already in ``out``.
+    """
+    try:
+        if freeze_path.exists():
+            freeze = Freeze(freeze_path.read_text(encoding="utf-8"), freeze_path.name)
+        else:
+            freeze = shipped_freeze()
+            freeze.name = freeze_path.name
+        model = build_model(schema, freeze, protocol_version)
+    except WireSchemaError as problem:
+        raise CodegenError(f"no protobuf wire for it: {problem}", None) from None
+    module = module or module_name_for(model.version)
+    tables_path = out / f"{module}_wire.py"
+    if tables_path.exists():
+        refuse_renumbering(_previous_slots(tables_path), model)
+    files = {
+        out / f"{module}.proto": render_proto(model),
+        tables_path: format_source(render_tables(model)),
+    }
+    if freeze.added or not freeze_path.exists():
+        files[freeze_path] = freeze.render(model.version)
+    return files
+
+
+def write_files(files: dict[Path, str]) -> None:
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -734,25 +897,14 @@ def main(argv: list[str] | None = None) -> None:
         "--freeze", type=Path, help="field-number freeze (default: proto-freeze.txt beside schema)"
     )
     parser.add_argument("--out", type=Path, required=True, help="folder to write into")
-    parser.add_argument(
-        "--frozen",
-        action="store_true",
-        help="fail instead of appending a new slot to the freeze (for the drift check)",
-    )
     args = parser.parse_args(argv)
     freeze_path: Path = args.freeze or args.schema.with_name("proto-freeze.txt")
-    freeze = Freeze(freeze_path.read_text(encoding="utf-8") if freeze_path.exists() else "")
-    model = build_model(args.schema, freeze)
-    if freeze.added:
-        if args.frozen:
-            sys.exit(f"{freeze_path} lacks {', '.join(freeze.added)}: run `nox -s generate`")
-        freeze_path.write_text(freeze.render(model.version), encoding="utf-8")
-        print(f"{freeze_path}: appended {', '.join(freeze.added)}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = module_name_for(model.version)
-    (args.out / f"{stem}.proto").write_text(render_proto(model), encoding="utf-8")
-    (args.out / f"{stem}_wire.py").write_text(format_source(render_tables(model)), encoding="utf-8")
-    print(args.out / f"{stem}.proto")
+    try:
+        files = render_wire(args.schema, args.out, freeze_path=freeze_path)
+    except CodegenError as problem:
+        sys.exit(str(problem))
+    write_files(files)
+    print(*files, sep="\n")
 
 
 if __name__ == "__main__":

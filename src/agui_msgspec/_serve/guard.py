@@ -76,6 +76,10 @@ class ProducerGuard:
     protocol version the stream is judged by, ``max_event_size`` the reader's bound.
     ``end_with_run_error`` holds each event back until verified and replaces a broken one
     with a ``RUN_ERROR`` that ends the stream (see the module docstring for the trade-off).
+    ``offer_protobuf=False`` makes the application answer SSE whatever the client's
+    ``Accept`` says: the request reaches it with ``Accept: text/event-stream``, so any
+    negotiation behind the guard picks SSE (a producer that does not offer the protobuf
+    binding may ignore its media type).
     """
 
     def __init__(
@@ -86,11 +90,13 @@ class ProducerGuard:
         end_with_run_error: bool = False,
         version: VersionLike = LATEST_VERSION,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        offer_protobuf: bool = True,
     ) -> None:
         # refused here, not by the first response: a bad option must not break every request
         bindings_for(version)
         SSEReader(max_event_size)
         self.app = app
+        self.offer_protobuf = offer_protobuf
         self.on_violation = on_violation
         self.end_with_run_error = end_with_run_error
         self.version = version
@@ -100,6 +106,8 @@ class ProducerGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if not self.offer_protobuf:
+            scope = _accepting_sse_only(scope)
         response = _GuardedResponse(self, scope, send)
         # The guard may end the stream with RUN_ERROR: the rest of the app's body is dropped.
         with contextlib.suppress(_StreamEnded):
@@ -125,6 +133,14 @@ class ProducerGuard:
                 self.on_violation(report)
             except Exception:  # a failing callback must not break the application's response
                 logger.exception("the guard's on_violation callback failed")
+
+
+def _accepting_sse_only(scope: Scope) -> Scope:
+    """``scope`` with its ``Accept`` headers replaced by SSE's media type."""
+    headers = [
+        (name, value) for name, value in scope.get("headers", []) if name.lower() != b"accept"
+    ]
+    return {**scope, "headers": [*headers, (b"accept", _SSE)]}
 
 
 class _StreamEnded(Exception):

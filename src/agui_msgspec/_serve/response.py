@@ -51,16 +51,18 @@ logger = logging.getLogger("agui_msgspec")
 _QVALUE = re.compile(r"(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)\Z")  # RFC 9110 §12.4.2
 
 
-def negotiate_media_type(accept: str | None) -> str:
+def negotiate_media_type(accept: str | None, *, offer_protobuf: bool = True) -> str:
     """The response media type for a request's ``Accept`` header: ``PROTOBUF_MEDIA_TYPE``
     when the header admits it with a positive quality (by name or by a wildcard, relative
     qualities not consulted), else ``SSE_MEDIA_TYPE``.
 
-    No header, or an empty one, answers SSE: the default binding.
+    No header, or an empty one, answers SSE: the default binding. ``offer_protobuf=False``
+    answers SSE whatever the header says: a producer that does not support the protobuf
+    binding ignores its media type (spec: basic/transports/http-protobuf).
     """
     if accept is not None and not isinstance(accept, str):
         raise wrong_type("accept", accept, "an Accept header value (str) or None")
-    if accept and _admits(accept, PROTOBUF_MEDIA_TYPE):
+    if offer_protobuf and accept and _admits(accept, PROTOBUF_MEDIA_TYPE):
         return PROTOBUF_MEDIA_TYPE
     return SSE_MEDIA_TYPE
 
@@ -114,6 +116,10 @@ class EventStream:
       may hold what the client must not see); it is logged on the ``agui_msgspec`` logger
       and kept on :attr:`exception`.
 
+    ``offer_protobuf=False`` answers SSE whatever ``accept`` says (a producer that does not
+    offer the protobuf binding); by default the media type is negotiated
+    (:func:`negotiate_media_type`).
+
     No ``RUN_ERROR`` follows one the agent sent itself (only ``RUN_STARTED`` may). A sync
     iterable is iterated on the event loop by ``async for``: give an async one if producing
     an event blocks. The producer's iterable is closed when the stream ends early.
@@ -125,8 +131,9 @@ class EventStream:
         accept: str | None = None,
         *,
         version: VersionLike = LATEST_VERSION,
+        offer_protobuf: bool = True,
     ) -> None:
-        self.media_type = negotiate_media_type(accept)
+        self.media_type = negotiate_media_type(accept, offer_protobuf=offer_protobuf)
         self._bindings = bindings_for(version)
         try:
             self._writer = StrictWriter(

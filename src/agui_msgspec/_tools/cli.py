@@ -36,7 +36,7 @@ from agui_msgspec._http.client import HttpAgent
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
-from agui_msgspec._tools.generate import generate
+from agui_msgspec._tools.generate import generate_files
 from agui_msgspec._tools.render import (
     event_line,
     finding_line,
@@ -170,14 +170,25 @@ def _main(argv: Sequence[str] | None) -> int:
     gen.add_argument("--out", type=Path, required=True, help="the folder to write the module into")
     gen.add_argument("--module", help="the module name (default: from $id, e.g. v1_1)")
     gen.add_argument("--protocol-version", metavar="X.Y", help="PROTOCOL_VERSION (default: $id's)")
+    gen.add_argument(
+        "--freeze",
+        type=Path,
+        metavar="FILE",
+        help="the protobuf field-number freeze you keep, updated in place "
+        "(default: MODULE.proto-freeze.txt in --out, started fresh)",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_ACCEPTED
     try:
         if args.command == "generate":
-            options = {"module": args.module, "protocol_version": args.protocol_version}
-            print(generate(args.schema, args.out, **options))
+            options = {
+                "module": args.module,
+                "protocol_version": args.protocol_version,
+                "freeze": args.freeze,
+            }
+            print(*generate_files(args.schema, args.out, **options), sep="\n")
             return EXIT_ACCEPTED
         bindings = None if args.bindings is None else load_bindings(args.bindings)
     except UsageError as exc:

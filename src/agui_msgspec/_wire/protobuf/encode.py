@@ -41,10 +41,29 @@ class _Encoder:
     them: a plain (non-``optional``) scalar at its default is left out, as proto3 does.
 
     ``depth`` counts nested messages and JSON values as the reader does, so nothing is
-    written that the reader would refuse for nesting past ``MAX_NESTING``."""
+    written that the reader would refuse for nesting past ``MAX_NESTING``.
 
-    def __init__(self, tables: WireTables) -> None:
+    A member the wire has no field for is refused (``UsageError``), never left out: the
+    event is from a schema this wire predates. ``with_defaults`` (an event from a Struct,
+    whose builtins leave out a field at its default) writes the schema's defaults the
+    Struct holds, so a Struct and the same event's JSON give the same bytes."""
+
+    def __init__(self, tables: WireTables, *, with_defaults: bool = False) -> None:
         self.tables = tables
+        self.with_defaults = with_defaults
+
+    def refuse_unknown(
+        self, spec: WireMessage, obj: Mapping[str, Any], also: frozenset[str] | set[str]
+    ) -> None:
+        if obj.keys() <= spec.by_json.keys():  # the common case: one set comparison
+            return
+        unknown = [key for key in obj if key not in spec.by_json and key not in also]
+        if unknown:
+            raise UsageError(
+                f"the protocol {self.tables.version} wire has no field for "
+                f"{', '.join(map(repr, unknown))} in {spec.name}: the event is from a newer "
+                "schema (encode it with the bindings it came from)"
+            )
 
     @staticmethod
     def bounded(depth: int) -> None:
@@ -127,7 +146,11 @@ class _Encoder:
         else:
             _put_len(out, wire_field.tag, self.object(wire_field.ref, value, depth + 1))
 
-    def object(self, name: str, obj: Mapping[str, Any], depth: int) -> bytearray:
+    def object(
+        self, name: str, obj: Mapping[str, Any], depth: int, also: frozenset[str] = frozenset()
+    ) -> bytearray:
+        """``obj`` as message ``name``; ``also``: members its parent carries (a tag, the
+        base event's fields), which this message has no field for."""
         self.bounded(depth)
         spec = self.tables.messages[name]
         if spec.shape == "oneof":
@@ -136,10 +159,15 @@ class _Encoder:
             if arm is None:
                 raise UsageError(f"{name} has no wire arm for {spec.tag} {tag_value!r}")
             out = bytearray()
-            _put_len(out, arm.tag, self.object(arm.ref, obj, depth + 1))
+            _put_len(out, arm.tag, self.object(arm.ref, obj, depth + 1, frozenset((spec.tag,))))
             return out
         for json_name, members in spec.flatten.items():
             obj = self.unfold(json_name, members, obj)
+        if self.with_defaults and spec.defaults:
+            obj = {**spec.defaults, **obj}
+        # a JSON Patch operation's other members are ignored by its readers (RFC 6902 §4)
+        if spec.shape != "tagged":
+            self.refuse_unknown(spec, obj, also)
         out = bytearray()
         for wire_field in spec.fields:
             value = obj.get(wire_field.json)
@@ -179,7 +207,14 @@ class _Encoder:
         if isinstance(outcome, Mapping):
             tag = outcome.get("type")
             flat[json_name] = tag if isinstance(tag, str) else ""
-            for name in members.get(flat[json_name], ((), ()))[0]:
+            own = members.get(flat[json_name], ((), ()))[0]
+            unknown = [key for key in outcome if key != "type" and key not in own]
+            if unknown:
+                raise UsageError(
+                    f"the wire has no field for {', '.join(map(repr, unknown))} in {json_name} "
+                    f"{flat[json_name]!r}: the event is from a newer schema"
+                )
+            for name in own:
                 if name in outcome:
                     flat[name] = outcome[name]
         return flat
@@ -192,13 +227,13 @@ class _Encoder:
                 f"event type {event_type!r} has no arm in the protocol {self.tables.version} wire"
             )
         base = bytearray()
-        for wire_field in self.tables.messages["BaseEvent"].fields:
+        for wire_field in self.tables.base_event.fields:
             value = obj.get(wire_field.json)
             if value is not None:  # rawEvent and metadata are never null
                 self.field(base, wire_field, value, 2)  # BaseEvent is read at depth 2
         body = bytearray()
         _put_len(body, 10, base)  # base_event is field 1 of every event message
-        body += self.object(arm.ref, obj, 1)
+        body += self.object(arm.ref, obj, 1, self.tables.base_names)
         out = bytearray()
         _put_len(out, arm.tag, body)
         return bytes(out)
@@ -214,13 +249,21 @@ def encode_proto(
     """One event as the bytes of a protobuf ``Event`` message (no length prefix).
 
     ``event`` is an event Struct, or its wire-named JSON object. Absent fields are not
-    written; an empty list is not written either (protobuf cannot tell it from absent).
-    Raises ``UsageError`` for an event the wire has no form for: an unknown type or
-    union member, a value of the wrong JSON type in a known field.
+    written; an empty list is not written either (protobuf cannot tell it from absent). A
+    Struct's field at its schema default (``role`` ``"assistant"`` on ``TEXT_MESSAGE_START``)
+    is written, as the same event's JSON gives it: one event, one encoding.
+
+    ``version`` picks the wire: a version string, or bindings (their generated
+    ``<module>_wire`` tables). Raises ``UsageError`` for an event the wire has no form for:
+    an event type, union member or field the wire lacks (an event of a newer schema than
+    the wire's: nothing is left out silently), a value of the wrong JSON type in a known
+    field.
     """
-    encoder = _Encoder(wire_tables(version))
+    tables = wire_tables(version)
     try:
-        return encoder.event(event if isinstance(event, Mapping) else _to_builtins(event))
+        if isinstance(event, Mapping):
+            return _Encoder(tables).event(event)
+        return _Encoder(tables, with_defaults=True).event(_to_builtins(event))
     except (AttributeError, TypeError, ValueError, OverflowError) as problem:
         raise UsageError(f"the protobuf wire cannot carry this event as given: {problem}") from None
     except RecursionError:

@@ -1,13 +1,18 @@
-"""The wire tables: one protocol version's generated wire schema (``agui_msgspec.vX_Y_wire``),
-loaded once per version and indexed for the encoder and the decoders."""
+"""The wire tables: one bindings module's generated wire schema (``agui_msgspec.v1_1_wire``,
+or the ``<module>_wire.py`` generated beside a module), loaded once per bindings module and
+indexed for the encoder and the decoders."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from agui_msgspec._errors import UsageError
-from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
 
 MAX_NESTING = 200
 """Nested messages and JSON values one frame may hold, counted from the envelope."""
@@ -43,6 +48,7 @@ class WireMessage:
         "by_json",
         "by_number",
         "content_forms",
+        "defaults",
         "fields",
         "flatten",
         "name",
@@ -58,6 +64,8 @@ class WireMessage:
             self.by_json.setdefault(wire_field.json, []).append(wire_field)
         self.flatten: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
         self.content_forms: dict[str, tuple[str, ...]] = {}
+        self.defaults: dict[str, Any] = {}
+        """JSON property -> the schema's default, which a Struct holding it encodes."""
 
 
 class WireTables:
@@ -78,24 +86,71 @@ class WireTables:
             self.messages[name].flatten[json_name] = members
         for name, forms in module.CONTENT_FORMS.items():
             self.messages[name].content_forms = forms
+        # tables generated before defaults were recorded have none to write
+        for name, defaults in getattr(module, "DEFAULTS", {}).items():
+            self.messages[name].defaults = defaults
         self.envelope = self.messages["Event"]
         self.arm_by_type = {arm.json: arm for arm in self.envelope.fields}
+        self.base_event = self.messages["BaseEvent"]
+        # what every event object carries beside its own message's fields
+        self.base_names = frozenset(f.json for f in self.base_event.fields)
 
 
-_TABLES: dict[str, WireTables] = {}
+_TABLES: dict[Bindings, WireTables] = {}
 
 
 def wire_tables(version: VersionLike | WireTables = LATEST_VERSION) -> WireTables:
-    """The wire tables of a protocol version (a version string or a bindings module)."""
+    """The wire tables of a protocol version (a version string or a bindings module).
+
+    A bindings module's tables are the module ``agui-msgspec generate`` wrote beside it,
+    ``<module>_wire``: the package's own for ``agui_msgspec.v1_1``, the generated
+    ``v1_2_wire.py`` next to a generated ``v1_2.py``. Never another version's: bindings
+    without tables of their own, or with tables of another protocol version, raise
+    ``UsageError``.
+    """
     if isinstance(version, WireTables):
         return version
-    protocol_version = bindings_for(version).PROTOCOL_VERSION
-    tables = _TABLES.get(protocol_version)
+    bindings = bindings_for(version)
+    tables = _TABLES.get(bindings)
     if tables is None:
-        stem = "v" + protocol_version.replace(".", "_")
-        try:
-            module = importlib.import_module(f"agui_msgspec.{stem}_wire")
-        except ImportError:
-            raise UsageError(f"no protobuf wire schema for protocol {protocol_version}") from None
-        tables = _TABLES[protocol_version] = WireTables(module)
+        module = _wire_module(bindings)
+        if getattr(module, "PROTOCOL_VERSION", None) != bindings.PROTOCOL_VERSION:
+            raise UsageError(
+                f"the wire tables {module.__name__!r} are not protocol "
+                f"{bindings.PROTOCOL_VERSION}'s: regenerate with `agui-msgspec generate`"
+            )
+        tables = _TABLES[bindings] = WireTables(module)
     return tables
+
+
+def _wire_module(bindings: Bindings) -> ModuleType:
+    """``<bindings>_wire``: imported as the bindings' sibling in their package, or, for a
+    top-level module (one ``load_bindings`` or a ``sys.path`` entry loaded), from the file
+    beside the bindings' own, whatever else ``sys.path`` holds."""
+    bindings_name: str = getattr(bindings, "__name__", "")  # bindings are a module
+    name = f"{bindings_name}_wire"
+    missing = UsageError(
+        f"no protobuf wire tables for {bindings_name!r} (protocol "
+        f"{bindings.PROTOCOL_VERSION}): `agui-msgspec generate` writes {name}.py beside it"
+    )
+    origin = getattr(bindings, "__file__", None)
+    if "." in bindings_name or origin is None:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            raise missing from None
+    path = Path(origin).with_name(f"{name}.py")
+    loaded = sys.modules.get(name)
+    if loaded is not None and getattr(loaded, "__file__", None) == str(path):
+        return loaded
+    if not path.is_file():
+        raise missing
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py path always has a spec
+        raise missing
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a broken or hand-edited file: the bindings have no wire
+        raise UsageError(f"cannot load {str(path)!r}: {type(exc).__name__}: {exc}") from None
+    return module

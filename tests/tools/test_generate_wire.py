@@ -1,0 +1,277 @@
+"""Acceptance: a binding generated for a schema newer than the package's speaks protobuf
+everywhere a shipped one does (issue 20, item 1).
+
+The schema is 1.1 hand-edited into a 1.2: one new field on RUN_STARTED (``agentName``),
+one new event type (``AGENT_NOTE``), one new outcome member (``timeout``). It is generated
+through the command line into a folder of its own, with a freeze the test keeps; a producer
+writes a stream using all three on the protobuf wire, and the same module reads it back,
+from the body and over HTTP: the verdict, messages and state equal the SSE run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from serving import serve
+
+import agui_msgspec as agui
+from agui_msgspec import (
+    PROTOBUF_MEDIA_TYPE,
+    EventStream,
+    HttpAgent,
+    StrictWriter,
+    UsageError,
+    consume_body,
+    encode_proto,
+    proto_frame,
+)
+from agui_msgspec._codegen import CodegenError
+from agui_msgspec._versions import load_bindings
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_1_1 = ROOT / "schema" / "1.1" / "schema.json"
+FREEZE_1_1 = ROOT / "schema" / "1.1" / "proto-freeze.txt"
+MODULE = "acceptance_v1_2"
+
+
+def schema_1_2() -> dict[str, Any]:
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    schema["$id"] = "https://ag-ui.com/spec/1.2/schema.json"
+    defs = schema["$defs"]
+    defs["RunStartedEvent"]["properties"]["agentName"] = {"type": "string"}
+    defs["EventType"]["enum"].append("AGENT_NOTE")
+    defs["AgentNoteEvent"] = {
+        "type": "object",
+        "allOf": [{"$ref": "#/$defs/BaseEvent"}],
+        "properties": {"type": {"const": "AGENT_NOTE"}, "note": {"type": "string"}},
+        "required": ["type", "note"],
+        "unevaluatedProperties": False,
+    }
+    defs["Event"]["oneOf"].append({"$ref": "#/$defs/AgentNoteEvent"})
+    defs["RunFinishedTimeoutOutcome"] = {
+        "type": "object",
+        "properties": {"type": {"const": "timeout"}, "afterSeconds": {"type": "integer"}},
+        "required": ["type", "afterSeconds"],
+        "unevaluatedProperties": False,
+    }
+    defs["RunFinishedOutcome"]["oneOf"].append({"$ref": "#/$defs/RunFinishedTimeoutOutcome"})
+    return schema
+
+
+def generate(tmp: Path, schema: dict[str, Any], freeze: Path) -> list[Path]:
+    """``agui-msgspec generate`` run as a user runs it: its own process, another folder."""
+    source = tmp / "schema-1.2.json"
+    source.write_text(json.dumps(schema), encoding="utf-8")
+    command = [sys.executable, "-m", "agui_msgspec", "generate", str(source)]
+    command += ["--out", str(tmp / "out"), "--module", MODULE, "--freeze", str(freeze)]
+    done = subprocess.run(command, cwd=tmp, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return [Path(line) for line in done.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, Path]]:
+    tmp = tmp_path_factory.mktemp("v1_2")
+    freeze = tmp / "freeze.txt"
+    shutil.copy(FREEZE_1_1, freeze)
+    written = generate(tmp, schema_1_2(), freeze)
+    out = tmp / "out"
+    assert written == [
+        out / f"{MODULE}.py",
+        out / f"{MODULE}.proto",
+        out / f"{MODULE}_wire.py",
+        freeze,
+    ]
+    try:
+        yield load_bindings(written[0]), freeze  # type: ignore[misc]
+    finally:
+        sys.modules.pop(MODULE, None)
+
+
+def events(v1_2: Any) -> list[Any]:
+    return [
+        v1_2.RunStartedEvent(thread_id="t", run_id="r", agent_name="planner"),
+        v1_2.AgentNoteEvent(note="thinking it over"),
+        v1_2.TextMessageStartEvent(message_id="m"),
+        v1_2.TextMessageContentEvent(message_id="m", delta="Hello"),
+        v1_2.TextMessageEndEvent(message_id="m"),
+        v1_2.StateSnapshotEvent(snapshot={"step": 2}),
+        v1_2.RunFinishedEvent(
+            thread_id="t", run_id="r", outcome=v1_2.RunFinishedTimeoutOutcome(after_seconds=30)
+        ),
+    ]
+
+
+def body(v1_2: Any, framing: Any) -> bytes:
+    writer = StrictWriter(v1_2, framing=framing)
+    frames = b"".join(writer.check(event) for event in events(v1_2))
+    writer.close()
+    return frames
+
+
+def verdict(result: Any) -> tuple[Any, ...]:
+    return (
+        result.outcome if hasattr(result, "outcome") else result.run.status,
+        [agui.encode(m) for m in result.messages],
+        result.state,
+        [(run.status, agui.encode(run.outcome) if run.outcome else None) for run in result.runs],
+    )
+
+
+def test_the_freeze_gives_the_new_slots_the_next_numbers(generated: tuple[Any, Path]) -> None:
+    _, freeze = generated
+    numbers = dict(re.findall(r"^([\w.]+) = (\d+)$", freeze.read_text(), re.M))
+    old = dict(re.findall(r"^([\w.]+) = (\d+)$", FREEZE_1_1.read_text(), re.M))
+    assert {k: v for k, v in numbers.items() if k in old} == old  # every deployed number kept
+    added = {k: int(v) for k, v in numbers.items() if k not in old}
+    assert added == {
+        "RunStartedEvent.agent_name": 7,
+        "AgentNoteEvent.base_event": 1,
+        "AgentNoteEvent.note": 2,
+        "Event.event.agent_note": 32,
+        "EventType.AGENT_NOTE": 31,
+        "RunFinishedEvent.after_seconds": 9,
+    }
+
+
+def test_a_generated_module_speaks_protobuf_and_its_body_reads_as_the_sse_one(
+    generated: tuple[Any, Path],
+) -> None:
+    v1_2, _ = generated
+    proto = consume_body(body(v1_2, "protobuf"), v1_2)
+    sse = consume_body(body(v1_2, "sse"), v1_2)
+    assert proto.outcome == "completed", proto.violation
+    assert verdict(proto) == verdict(sse)
+    assert proto.warnings == sse.warnings == []
+    started, note = proto.events[0], proto.events[1]
+    assert (started.agent_name, note.type, note.note) == (
+        "planner",
+        "AGENT_NOTE",
+        "thinking it over",
+    )
+    assert proto.runs[0].outcome == v1_2.RunFinishedTimeoutOutcome(after_seconds=30)
+    # one encoding per event: the frame is encode_proto's, on the module's own wire
+    assert body(v1_2, "protobuf").startswith(proto_frame(events(v1_2)[0], v1_2))
+
+
+def test_the_shipped_wire_refuses_what_it_lacks(generated: tuple[Any, Path]) -> None:
+    v1_2, _ = generated
+    started, note, *_, finished = events(v1_2)
+    with pytest.raises(UsageError, match="agentName"):
+        encode_proto(started, "1.1")
+    with pytest.raises(UsageError, match="AGENT_NOTE"):
+        encode_proto(note, "1.1")
+    with pytest.raises(UsageError, match="afterSeconds"):
+        encode_proto(finished, "1.1")
+    # and a 1.1 consumer reading the 1.2 body drops what its wire predates, with warnings
+    old = consume_body(body(v1_2, "protobuf"), "1.1")
+    assert old.outcome == "completed", old.violation
+    assert old.warnings
+
+
+def test_http_agent_reads_a_generated_modules_protobuf_reply(generated: tuple[Any, Path]) -> None:
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("httpx")
+    v1_2, _ = generated
+    answered: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        accept = dict(scope["headers"]).get(b"accept", b"").decode()
+        stream = EventStream(events(v1_2), accept, version=v1_2)
+        answered.append(stream.media_type)
+        await stream(scope, receive, send)
+
+    with serve(app) as url:
+        agent = HttpAgent(url, version=v1_2)
+        result = asyncio.run(agent.run_agent({"threadId": "t", "runId": "r", "messages": []}))
+    assert answered == [PROTOBUF_MEDIA_TYPE]
+    sse = consume_body(body(v1_2, "sse"), v1_2)
+    assert [agui.encode(m) for m in result.messages] == [agui.encode(m) for m in sse.messages]
+    assert result.state == sse.state
+    assert (result.run.status, result.run.outcome) == (sse.runs[0].status, sse.runs[0].outcome)
+
+
+def numbers_of(freeze: Path) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"^([\w.]+) = (\d+)$", freeze.read_text(), re.M)}
+
+
+def test_without_a_freeze_one_is_started_beside_the_module_from_the_deployed_numbers(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    written = agui.generate(SCHEMA_1_1, out, module="fresh_v1_1")
+    freeze = out / "fresh_v1_1.proto-freeze.txt"
+    assert written == out / "fresh_v1_1.py"
+    assert numbers_of(freeze) == numbers_of(FREEZE_1_1)  # the numbers @ag-ui/proto speaks
+    shipped = (ROOT / "src" / "agui_msgspec" / "v1_1_wire.py").read_text().splitlines()
+    assert (out / "fresh_v1_1_wire.py").read_text().splitlines()[5:] == shipped[
+        5:
+    ]  # not the banner
+
+
+def test_a_freeze_that_renumbers_the_wire_generated_before_is_refused(tmp_path: Path) -> None:
+    freeze = tmp_path / "freeze.txt"
+    shutil.copy(FREEZE_1_1, freeze)
+    agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+    before = (tmp_path / "out" / "v1_1_wire.py").read_bytes()
+    # swap two numbers by hand: peers built on the first wire would misread both fields
+    text = freeze.read_text()
+    text = text.replace("RunStartedEvent.thread_id = 2", "RunStartedEvent.thread_id = 99")
+    freeze.write_text(text)
+    with pytest.raises(CodegenError, match=r"RunStartedEvent.thread_id was 2, now 99"):
+        agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+    assert (tmp_path / "out" / "v1_1_wire.py").read_bytes() == before  # nothing written
+    freeze.write_text(text.replace("thread_id = 99", "thread_id = 3"))  # run_id's number
+    with pytest.raises(CodegenError, match=r"same number 3"):
+        agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+
+
+def test_a_removed_field_keeps_its_number_reserved_and_the_freeze_keeps_it(
+    tmp_path: Path,
+) -> None:
+    freeze = tmp_path / "freeze.txt"
+    shutil.copy(FREEZE_1_1, freeze)
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    del schema["$defs"]["TextMessageStartEvent"]["properties"]["name"]
+    source = tmp_path / "schema.json"
+    source.write_text(json.dumps(schema))
+    agui.generate(source, tmp_path / "out", freeze=freeze)
+    proto = (tmp_path / "out" / "v1_1.proto").read_text()
+    block = re.search(r"message TextMessageStartEvent \{[^}]*\}", proto)
+    assert block is not None
+    assert "reserved 4;" in block[0]
+    assert numbers_of(freeze) == numbers_of(FREEZE_1_1)
+
+
+def test_bindings_without_wire_tables_of_their_own_never_use_another_wire(
+    generated: tuple[Any, Path], tmp_path: Path
+) -> None:
+    v1_2, _ = generated
+    lone = tmp_path / "lone_v1_2.py"
+    shutil.copy(v1_2.__file__, lone)  # the module without the _wire.py beside it
+    bindings = load_bindings(lone)
+    try:
+        with pytest.raises(UsageError, match="no protobuf wire tables for 'lone_v1_2'"):
+            StrictWriter(bindings, framing="protobuf")
+        with pytest.raises(UsageError, match="no protobuf wire tables"):
+            encode_proto(bindings.RunStartedEvent(thread_id="t", run_id="r"), bindings)
+        # an EventStream over them answers SSE, the default binding, even to a protobuf client
+        assert (
+            EventStream([], PROTOBUF_MEDIA_TYPE, version=bindings).media_type != PROTOBUF_MEDIA_TYPE
+        )
+        # tables of another protocol version are not theirs either
+        shutil.copy(ROOT / "src" / "agui_msgspec" / "v1_1_wire.py", tmp_path / "lone_v1_2_wire.py")
+        with pytest.raises(UsageError, match=r"not protocol 1\.2's"):
+            encode_proto(bindings.RunStartedEvent(thread_id="t", run_id="r"), bindings)
+    finally:
+        sys.modules.pop("lone_v1_2", None)
