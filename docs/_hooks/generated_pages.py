@@ -1,31 +1,37 @@
 """The build's own checks and generated tables (a mkdocs hook).
 
-- The rule reference is made from ``agui_msgspec._rules.RULES`` at every build, and the
-  bindings page from ``agui_msgspec.v1_1.__all__``: neither is a committed copy that can drift.
-- Every name in ``agui_msgspec.__all__`` must be documented on exactly one API page, and have
-  a docstring: a warning, which ``mkdocs build --strict`` turns into a failed build.
+- The rule reference is made from ``agui_msgspec._rules.RULES`` at every build, and the API
+  index and the bindings page from ``agui_msgspec.__all__`` and its group comments: none is
+  a committed copy that can drift.
+- Every name in ``agui_msgspec.__all__`` must be documented on exactly one API page, each
+  group of ``__all__`` on one page of its own, and each name must have a docstring: a
+  warning, which ``mkdocs build --strict`` turns into a failed build.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import re
+import tokenize
 from pathlib import Path
 from typing import Any
 
 import griffe
-import msgspec
 
 import agui_msgspec
-from agui_msgspec import v1_1
 from agui_msgspec._rules import RULES, SPEC_BASE
 
 log = logging.getLogger("mkdocs.hooks.agui")
 
 API_PAGES = Path(__file__).parents[1] / "reference" / "api"
+PACKAGE_INIT = Path(agui_msgspec.__file__)
 ENTRY = re.compile(r"^::: agui_msgspec\.(\w+)\s*$", re.MULTILINE)
 RULES_MARKER = "<!-- generated: rule table -->"
 BINDINGS_MARKER = "<!-- generated: bindings -->"
+INDEX_MARKER = "<!-- generated: api index -->"
+# The comment that opens each of the bindings' groups in __all__: one page holds them all.
+BINDINGS_GROUP = "The 1.1 bindings"
 # A Struct's fields carry no docstring of their own (yet): show them anyway, with their types.
 BINDING_ENTRY = """::: agui_msgspec.{name}
     options:
@@ -35,45 +41,75 @@ BINDING_ENTRY = """::: agui_msgspec.{name}
 
 # Public names whose docstring lives in a module another change is rewriting: each is listed
 # with the reason, and the build fails once the docstring exists (so the list cannot go stale).
-PENDING_DOCSTRINGS = {
-    "LATEST_VERSION": "constant without an attribute docstring (_versions.py)",
-    "SUPPORTED_VERSIONS": "constant without an attribute docstring (_versions.py)",
-    "SSE_MEDIA_TYPE": "constant without an attribute docstring (_wire/text.py)",
-    "PROTOBUF_MEDIA_TYPE": "constant without an attribute docstring (_wire/protobuf/reader.py)",
-    "RunStatus": "type alias without a docstring (_pipeline/lifecycle.py)",
-    "PROTOCOL_VERSION": "generated constant: the generator writes no docstring for it",
-    "SCHEMA_ID": "generated constant: the generator writes no docstring for it",
-}
+PENDING_DOCSTRINGS: dict[str, str] = {}
+
+
+def _all_groups() -> dict[str, list[str]]:
+    """``agui_msgspec.__all__`` by the comment that opens each group, in source order."""
+    groups: dict[str, list[str]] = {}
+    inside = False
+    current: list[str] = []
+    tokens = tokenize.generate_tokens(io.StringIO(PACKAGE_INIT.read_text("utf-8")).readline)
+    for token in tokens:
+        if not inside:
+            inside = token.type == tokenize.NAME and token.string == "__all__"
+            continue
+        if token.type == tokenize.OP and token.string == "]":
+            break
+        if token.type == tokenize.COMMENT and not token.string.startswith("# noqa"):
+            current = groups.setdefault(token.string.lstrip("# ").strip(), [])
+        elif token.type == tokenize.STRING:
+            current.append(token.string.strip("\"'"))
+    return groups
+
+
+def _split_title(comment: str) -> tuple[str, str]:
+    """``"The wires: readers of bodies, ..."`` -> its title and what follows the colon."""
+    title, _, rest = comment.partition(":")
+    return title.strip(), rest.strip()
 
 
 def _binding_groups() -> dict[str, list[str]]:
-    """The 1.1 bindings' public names, by what they are."""
-    groups: dict[str, list[str]] = {
-        "Events": [], "Messages": [], "Other Structs": [], "Unions, aliases and enums": [],
-        "Codecs and tables": [],
-    }  # fmt: skip
-    for name in v1_1.__all__:
-        value = getattr(v1_1, name)
-        if isinstance(value, type) and issubclass(value, msgspec.Struct):
-            kind = (
-                "Events" if name.endswith("Event")
-                else "Messages" if name.endswith("Message")
-                else "Other Structs"
-            )  # fmt: skip
-        elif isinstance(value, (dict, str, msgspec.json.Encoder, msgspec.json.Decoder)):
-            kind = "Codecs and tables"
-        else:
-            kind = "Unions, aliases and enums"
-        groups[kind].append(name)
-    return groups
+    """The 1.1 bindings' groups of ``__all__`` ("events", "messages", ...), by their heading."""
+    return {
+        rest[:1].upper() + rest[1:]: names
+        for comment, names in _all_groups().items()
+        for title, rest in [_split_title(comment)]
+        if title == BINDINGS_GROUP
+    }
 
 
 def _bindings_page() -> str:
     parts = []
-    for title, names in _binding_groups().items():
-        parts.append(f"## {title}\n")
+    for heading, names in _binding_groups().items():
+        parts.append(f"## {heading}\n")
         parts.extend(BINDING_ENTRY.format(name=name) for name in names)
     return "\n".join(parts)
+
+
+def _page_groups() -> dict[str, list[str]]:
+    """The groups of ``__all__`` as the API pages hold them: the bindings' groups as one."""
+    pages: dict[str, list[str]] = {}
+    for comment, names in _all_groups().items():
+        title, _ = _split_title(comment)
+        key = BINDINGS_GROUP if title == BINDINGS_GROUP else comment
+        pages.setdefault(key, []).extend(names)
+    return pages
+
+
+def _index_table() -> str:
+    where = _documented_names()
+    rows = ["| page | what it holds |", "| --- | --- |"]
+    for comment, names in _page_groups().items():
+        page = where.get(names[0], ["?"])[0]
+        title, what = _split_title(comment)
+        what = re.sub(r"\s*\(.*\)$", "", what)  # a note to the code's reader, not the docs'
+        if comment == BINDINGS_GROUP:
+            title, what = "The 1.1 bindings", "events, messages, unions, aliases, the other Structs"
+        shown = names if len(names) <= 12 else []
+        held = ", ".join(f"[`{name}`][agui_msgspec.{name}]" for name in shown)
+        rows.append(f"| [{title}]({page}) | {what}{': ' if held and what else ''}{held} |")
+    return "\n".join(rows) + "\n"
 
 
 def _error_cell(error: str) -> str:
@@ -116,6 +152,14 @@ def _documented_names() -> dict[str, list[str]]:
 
 def _check_api_pages() -> None:
     where = _documented_names()
+    for comment, names in _page_groups().items():
+        pages = {page for name in names for page in where.get(name, [])}
+        if len(pages) > 1:
+            log.warning(f"the __all__ group {comment!r} is on {sorted(pages)}: it must be on one")
+        for page in pages:
+            others = {n for n, on in where.items() if page in on} - set(names)
+            if others:
+                log.warning(f"{page} holds {sorted(others)}, which are not of {comment!r}")
     for name in agui_msgspec.__all__:
         pages = where.get(name, [])
         if len(pages) != 1:
@@ -146,4 +190,11 @@ def on_pre_build(config: Any, **kwargs: Any) -> None:
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
-    return markdown.replace(RULES_MARKER, _rules_table()).replace(BINDINGS_MARKER, _bindings_page())
+    for marker, generate in (
+        (RULES_MARKER, _rules_table),
+        (BINDINGS_MARKER, _bindings_page),
+        (INDEX_MARKER, _index_table),
+    ):
+        if marker in markdown:
+            markdown = markdown.replace(marker, generate())
+    return markdown
