@@ -14,13 +14,14 @@ import io
 import logging
 import re
 import tokenize
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import griffe
 
 import agui_msgspec
-from agui_msgspec._rules import RULES, SPEC_BASE
+from agui_msgspec._rules import RULES, SPEC_BASE, Rule
 
 log = logging.getLogger("mkdocs.hooks.agui")
 
@@ -112,29 +113,40 @@ def _index_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def _error_cell(error: str) -> str:
+def _error_cell(error: str | None) -> str:
+    if error is None:
+        return "— (reported, never raised)"
     # A class the rule table names before the package exports it is shown, not linked.
     if error in agui_msgspec.__all__:
         return f"[`{error}`][agui_msgspec.{error}]"
     return f"`{error}`"
 
 
+def _pages_cell(rule: Rule) -> str:
+    if not rule.pages:
+        return "— (a resource bound of this library)"
+    # The first page is where the rule is stated: linked to its heading when it has one.
+    first, *others = rule.pages
+    title = f"{first}#{rule.anchor}" if rule.anchor else first
+    links = [f"[{title}]({rule.spec_url})"]
+    links += [f"[{page}]({SPEC_BASE}{page})" for page in others]
+    return ", ".join(links)
+
+
 def _rules_table() -> str:
     rows = [
-        "| rule | exception | what breaks it | spec pages | set by |",
-        "| --- | --- | --- | --- | --- |",
+        "| rule | severity | exception | what breaks it | spec pages | set by |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rule in RULES.values():
-        pages = (
-            ", ".join(f"[{page}]({SPEC_BASE}{page})" for page in rule.pages)
-            or "— (a resource bound of this library)"
-        )
         bound = f"`{rule.bound}`" if rule.bound else ""
         rows.append(
-            f'| <a id="{rule.id}"></a>`{rule.id}` | {_error_cell(rule.error)} '
-            f"| {rule.summary} | {pages} | {bound} |"
+            f'| <a id="{rule.id}"></a>`{rule.id}` | {rule.severity} | {_error_cell(rule.error)} '
+            f"| {rule.summary} | {_pages_cell(rule)} | {bound} |"
         )
-    return "\n".join(rows) + f"\n\n{len(RULES)} rules.\n"
+    counts = Counter(rule.severity for rule in RULES.values())
+    tally = ", ".join(f"{counts[kind]} {kind}s" for kind in ("violation", "warning", "hint"))
+    return "\n".join(rows) + f"\n\n{len(RULES)} rules: {tally}.\n"
 
 
 def _documented_names() -> dict[str, list[str]]:
