@@ -312,7 +312,10 @@ DOCS_PINS = (
     "mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings==1.0.8",
     "mkdocstrings-python==2.0.11", RUFF,
 )  # fmt: skip
-DOCS_CHECK_PINS = ("playwright==1.65.2", "pytest>=8", "mypy==2.4.1", "starlette>=0.40")
+# ag-ui-protocol: the examples convert to the official models, and mypy must see their types
+DOCS_CHECK_PINS = (
+    "playwright==1.65.2", "pytest>=8", "mypy==2.4.1", "starlette>=0.40", "ag-ui-protocol==1.0.0",
+)  # fmt: skip
 
 
 @nox.session

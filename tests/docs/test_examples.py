@@ -3,7 +3,7 @@ own, so an example cannot teach code that fails the types it shows.
 
 A block that is a fragment on purpose is marked with ``<!-- docs-check: skip (why) -->`` on
 the line before it. A block that fails because of the library's own annotations (not the
-example's) is listed in ``LIBRARY_TYPES`` as a strict xfail: once the library is typed, it
+example's) is listed in ``XFAIL`` as a strict xfail: once the library is typed, it
 passes and the test says to take it off the list. ``nox -s docs`` runs this with mypy
 installed; elsewhere it skips when mypy is absent.
 """
@@ -29,12 +29,9 @@ FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 
-# Blocks that fail mypy --strict only through the library's own annotations (RunStream yields
-# msgspec.Struct, read_input returns Any, ...): another change is typing the entry points.
-LIBRARY_TYPES = "typed entry points: api helper"
-XFAIL: dict[str, str] = {
-    "docs/start/sdk.md#3": LIBRARY_TYPES,  # event.type on a msgspec.Struct
-}
+# Blocks that fail mypy --strict only through the library's own annotations, each with the
+# reason; strict, so an entry goes once the library's types let the block pass.
+XFAIL: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
