@@ -230,7 +230,9 @@ def proto_bench(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
-    session.install(".", "orjson", "ag-ui-protocol==1.0.0")
+    session.install(
+        ".", "orjson", "ag-ui-protocol==1.0.0", "hatchling", "mypy==2.4.1", "setuptools"
+    )
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
     # per-event cost at 1k and 100k events of each stream shape that once grew with the stream
@@ -238,6 +240,8 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/scaling.py", *quick)
     # the state workload with its costly stages taken out in turn: what bounds its target
     session.run("python", "benchmarks/state_floor.py", *(["--repeat", "2"] if quick else []))
+    # pure against the mypyc build (hatch_build.py), per workload; `--each` for every candidate
+    session.run("python", "benchmarks/compiled.py", *(["--quick"] if quick else []))
 
 
 @nox.session
