@@ -1,4 +1,5 @@
-"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``, ``interop``."""
+"""Project tasks: ``nox -s tests``, ``typecheck``, ``lint``, ``generate``, ``drift``, ``interop``,
+``compiled``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import nox
+import tomllib
 
 ROOT = Path(__file__).parent
 SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
@@ -142,6 +144,48 @@ def packaging(session: nox.Session) -> None:
                 session.error(f"generate without the codegen extra said: {out}")
 
 
+COMPILE = "AGUI_MSGSPEC_COMPILE"  # hatch_build.py's switch: 1 compiles pyproject's list
+
+
+def _compiled_modules() -> list[str]:
+    """The modules ``AGUI_MSGSPEC_COMPILE=1`` compiles, by dotted name (pyproject.toml)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    paths = config["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]["compile"]
+    return [".".join(Path(path).relative_to("src").with_suffix("").parts) for path in paths]
+
+
+_COMPILED_CHECK = """
+import importlib, importlib.machinery
+for name in {modules!r}:
+    file = importlib.import_module(name).__file__
+    assert file.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)), file
+print("compiled:", *{modules!r})
+"""
+
+
+@nox.session
+def compiled(session: nox.Session) -> None:
+    """The pure wheel builds with no C compiler on PATH; the mypyc-compiled wheel
+    (``AGUI_MSGSPEC_COMPILE=1``) passes the whole suite, its modules imported compiled."""
+    with tempfile.TemporaryDirectory() as tmp:
+        no_compiler = str(Path(session.bin))  # this venv's python and pip, nothing else
+        for compiler in ("cc", "gcc", "clang"):
+            if shutil.which(compiler, path=no_compiler):
+                session.error(f"{compiler} is in {no_compiler}: the pure build is not proven")
+        pure, built = Path(tmp, "pure"), Path(tmp, "compiled")
+        wheel_build = ["python", "-m", "pip", "wheel", "--quiet", "--no-deps", str(ROOT), "-w"]
+        session.run(*wheel_build, str(pure), env={"PATH": no_compiler, COMPILE: "0"})
+        (pure_wheel,) = pure.glob("*.whl")
+        if not pure_wheel.name.endswith("-py3-none-any.whl"):
+            session.error(f"the build without a compiler made {pure_wheel.name}")
+        session.run(*wheel_build, str(built), env={COMPILE: "1"})
+        (wheel,) = built.glob("*.whl")
+        session.install(f"{wheel}[tests]")
+        session.install("--force-reinstall", "--no-deps", str(wheel))  # a reused venv's old one
+    session.run("python", "-c", _COMPILED_CHECK.format(modules=_compiled_modules()))
+    session.run("pytest", *session.posargs)
+
+
 @nox.session
 def conformance(session: nox.Session) -> None:
     """The upstream conformance streams through the public API, when ../shared is present."""
@@ -213,7 +257,9 @@ def proto_bench(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
-    session.install(".", "orjson", "ag-ui-protocol==1.0.0")
+    session.install(
+        ".", "orjson", "ag-ui-protocol==1.0.0", "hatchling", "mypy==2.4.1", "setuptools"
+    )
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
     # per-event cost at 1k and 100k events of each stream shape that once grew with the stream
@@ -221,6 +267,8 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/scaling.py", *quick)
     # the state workload with its costly stages taken out in turn: what bounds its target
     session.run("python", "benchmarks/state_floor.py", *(["--repeat", "2"] if quick else []))
+    # pure against the mypyc build (hatch_build.py), per workload; `--each` for every candidate
+    session.run("python", "benchmarks/compiled.py", *(["--quick"] if quick else []))
 
 
 @nox.session

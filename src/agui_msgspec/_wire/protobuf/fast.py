@@ -177,9 +177,9 @@ class FastDecoder:
             elif json_name in out and op in (_VALUE, _STRUCT, _MSG, _OTHER):
                 raise _HandOver  # a singular message met twice: protobuf merges them
             elif op == _VALUE:
-                value = self._parts.value(data, pos, stop, depth + 1)
-                if value is not ABSENT:
-                    out[json_name] = value
+                decoded = self._parts.value(data, pos, stop, depth + 1)
+                if decoded is not ABSENT:
+                    out[json_name] = decoded
             elif op == _STRUCT:
                 out[json_name] = self._parts.struct(data, pos, stop, depth + 1)
             elif op == _MSG:
