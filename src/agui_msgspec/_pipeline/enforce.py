@@ -125,6 +125,8 @@ class Enforcer:
     ) -> None:
         self._decoder: msgspec.json.Decoder[Any] = bindings.event_decoder
         self._event_types: dict[str, type[msgspec.Struct]] = bindings.EVENT_TYPES
+        # A Struct of these was typed when it was made: it is trusted as it is.
+        self._own_types = frozenset(bindings.EVENT_TYPES.values())
         self._closed_sets: set[frozenset[str]] = set(bindings.CLOSED_STRING_SETS.values())
         tables = _open_union_tables(bindings)
         self._open_unions = tables.unions
@@ -148,6 +150,8 @@ class Enforcer:
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
         if type(payload) is not bytes and not isinstance(payload, _TEXT_TYPES):
+            if type(payload) in self._own_types:
+                return payload  # type: ignore[return-value]
             payload = encode_document(payload, index)
         if self._expect_unknown_properties:
             return self._slow_path(payload, index, strict_failed=False)
@@ -168,7 +172,10 @@ class Enforcer:
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[msgspec.Struct] | None:
         """The fast path for many payloads at once: every event, if the strict decoder alone
         gives them all; None if any payload needs more, to be decoded one by one."""
-        if not _EXACT_TEXT_TYPES.issuperset(map(type, payloads)):
+        types = set(map(type, payloads))
+        if types <= self._own_types:
+            return list(payloads)  # type: ignore[arg-type]
+        if not _EXACT_TEXT_TYPES.issuperset(types):
             return None  # a dict, a Struct, a subclass: ``decode`` tells what each one is
         try:
             events: list[msgspec.Struct] = list(map(self._decoder.decode, payloads))  # type: ignore[arg-type]
