@@ -48,7 +48,7 @@ from agui_msgspec._wire.text import (
 if TYPE_CHECKING:
     from agui_msgspec import v1_0, v1_1
 
-__all__ = ["Consumer", "Middleware", "Result", "consume", "consume_body"]
+__all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
 
 
 class _Repeat(NamedTuple):
@@ -90,6 +90,52 @@ _SNIFF_LIMIT = 4096
 _BATCH_SIZE = 1024
 # Bytes of a whole body framed at once: a network read's worth.
 _BODY_SLICE = 64 * 1024
+
+
+# Events whose effect on the reducer's state and activity messages a verdict depends on (their
+# bounds and patches are rules); run-level ones reset what streams.
+_VERDICT_EVENTS = frozenset(
+    {
+        "RUN_STARTED",
+        "RUN_ERROR",
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+    }
+)
+
+
+def _discard(_delta: str) -> None:
+    """Where the deltas a verifier does not keep go."""
+
+
+class _VerdictReducer:
+    """The reducer as far as the verdict needs it: the state and the activity messages, whose
+    bounds and patches are rules; the conversation's text, arguments and results are not kept."""
+
+    def __init__(self, reducer: Reducer) -> None:
+        self._reducer = reducer
+        self._kept: dict[type, bool] = {}  # per event class: whether the reducer sees it
+
+    @property
+    def messages(self) -> Sequence[Any]:
+        raise UsageError("a VerifyingConsumer keeps no messages: use a Consumer for them")
+
+    @property
+    def state(self) -> Any:
+        return self._reducer.state
+
+    def compact(self) -> None:
+        self._reducer.compact()
+
+    def apply(self, event: Any, index: int) -> Callable[[str], None] | None:
+        kept = self._kept.get(type(event))
+        if kept is None:
+            kept = self._kept[type(event)] = event.type in _VERDICT_EVENTS
+        # a delta not kept continues nothing here: its repeats may skip the stages alike
+        return self._reducer.apply(event, index) if kept else _discard
 
 
 class Consumer(Generic[EventT]):
@@ -190,8 +236,9 @@ class Consumer(Generic[EventT]):
         # The same reading as outgoing input: what the version does not know is stripped.
         seed = None if input is None else typed_input(input, self.bindings, warn)
         self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
-        self._reducer = Reducer(
-            self.bindings, warn, seed, StateBounds(max_state_size, max_state_depth)
+        reducer = Reducer(self.bindings, warn, seed, StateBounds(max_state_size, max_state_depth))
+        self._reducer: Reducer | _VerdictReducer = (
+            reducer if self._keeps_conversation else _VerdictReducer(reducer)
         )
         self._index = 0
         self._max_event_size = max_event_size
@@ -498,6 +545,9 @@ class Consumer(Generic[EventT]):
             self._violation = violation
             raise
 
+    _keeps_conversation = True
+    """Whether the reducer keeps the messages (a :class:`VerifyingConsumer` does not)."""
+
     def result(self, delivered: list[msgspec.Struct]) -> Result:
         """The verdict so far, with ``delivered`` as the events the application received."""
         return Result(
@@ -509,6 +559,18 @@ class Consumer(Generic[EventT]):
             messages=list(self.messages),
             state=self.state,
         )
+
+
+class VerifyingConsumer(Consumer[EventT]):
+    """A :class:`Consumer` for the verdict alone: the same decode, expansion, lifecycle and
+    rules, the same violations at the same events, in memory bounded by what is open, not
+    by what was said. It keeps the state and the activity messages (their bounds and
+    patches are rules), not the conversation: :attr:`messages` raises ``UsageError``, and
+    the reducer's own warnings about messages (an encrypted value naming no message, say)
+    are not said. What :class:`ProducerGuard` runs on each response.
+    """
+
+    _keeps_conversation = False
 
 
 @dataclass
