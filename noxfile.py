@@ -186,7 +186,13 @@ def proto_bench(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
-    session.install(".", "orjson", "ag-ui-protocol==1.0.0")
+    session.install(".", "orjson", "ag-ui-protocol==1.0.0", "jsonpatch")
+    # issue 24's table first: the decoding layer against the official decode, each goal PASS/MISS
+    session.run(
+        "python",
+        "benchmarks/decoding.py",
+        *(["--scale", "0.2"] if "--quick" in session.posargs else []),
+    )
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
     # per-event cost at 1k and 100k events of each stream shape that once grew with the stream
