@@ -248,6 +248,7 @@ class Consumer(Generic[EventT]):
         self._reader_warnings: deque[tuple[int, str]] = deque()
         self._violation: ProtocolViolation | None = None
         self._repeat = _NO_REPEAT
+        self._compacted_at = 0  # the event index at the reducer's last compaction
 
     @property
     def runs(self) -> list[Run]:
@@ -367,7 +368,18 @@ class Consumer(Generic[EventT]):
         later one of those breaks a rule, the earlier ones are on the violation's
         ``delivered``, so nothing that passed is lost.
         """
-        return self.feed_many((payload,))
+        if self._violation is not None:
+            raise self._violation
+        delivered: list[Any] = []
+        try:
+            if self._reader_warnings:
+                self._feed_many((payload,), delivered)
+            else:  # the same, less two calls: per payload they are measurable
+                self._feed_payloads((payload,), delivered)
+        except ProtocolViolation as violation:
+            violation.delivered = list(delivered)
+            raise
+        return delivered
 
     def feed_many(self, payloads: Sequence[Payload]) -> list[EventT]:
         """Take several payloads in order, such as those a reader made of one chunk; return
@@ -458,7 +470,9 @@ class Consumer(Generic[EventT]):
                         repeat_type, item_attr, sink = type(event), continued, grown
                         item_id = getattr(event, continued)
                         owner = event.subagent_run_id
-                self._reducer.compact()
+                if index - self._compacted_at >= _BATCH_SIZE:
+                    self._reducer.compact()
+                    self._compacted_at = index
         except ProtocolViolation as violation:
             self._violation = violation
             raise
@@ -475,9 +489,13 @@ class Consumer(Generic[EventT]):
         """The payloads in batches, each with its events if the strict decoder alone gave
         them all (the fast path, for slices of a list or tuple), else None: one by one.
         Anything else (a generator, say) goes one by one as it comes, and so does middleware.
-        Between batches, the reducer compacts the text that repeats streamed into."""
+        Every _BATCH_SIZE events, the reducer compacts the text that repeats streamed into."""
         if not isinstance(payloads, (list, tuple)):
             return ((batch, None) for batch in _batches_as_read(payloads))
+        if len(payloads) == 1:  # feed(): no batch to spread a call over; counted before decoding
+            self._index += 1
+            event = self._decoder.decode(payloads[0], self._index - 1)
+            return ((payloads, [event]),)  # type: ignore[list-item]  # None: dropped
         decode_conformant = self._decoder.decode_conformant
         return (
             (batch, decode_conformant(batch))

@@ -37,8 +37,29 @@ from agui_msgspec._versions import Bindings
 _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 """Payloads that are JSON text (subclasses too); anything else is a document to encode."""
 _EXACT_TEXT_TYPES = frozenset(_TEXT_TYPES)
+_DICT_ONLY = {dict}
 # UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
+_ENCODE_ERRORS = (
+    TypeError,
+    ValueError,
+    OverflowError,
+    UnicodeError,
+    RecursionError,
+    msgspec.EncodeError,
+)
+_encode_json = msgspec.json.Encoder().encode
+
+
+def _dict_text(payload: dict[str, Any]) -> bytes | None:
+    """A dict payload's JSON text by msgspec's encoder, or None where that could differ from
+    the careful encoding (:func:`encode_document`): msgspec writes NaN and infinities as
+    ``null``, so text with a ``null`` in it, like text it cannot write, takes that path."""
+    try:
+        text = _encode_json(payload)
+    except _ENCODE_ERRORS:
+        return None
+    return None if b"null" in text else text
 
 
 # Field types in which the walk can find nothing to remove or to read as an integer.
@@ -152,7 +173,8 @@ class Enforcer:
         if type(payload) is not bytes and not isinstance(payload, _TEXT_TYPES):
             if type(payload) in self._own_types:
                 return payload  # type: ignore[return-value]
-            payload = encode_document(payload, index)
+            text = _dict_text(payload) if type(payload) is dict else None
+            payload = encode_document(payload, index) if text is None else text
         if self._expect_unknown_properties:
             return self._slow_path(payload, index, strict_failed=False)
         event = self._strict(payload)
@@ -175,7 +197,12 @@ class Enforcer:
         types = set(map(type, payloads))
         if types <= self._own_types:
             return list(payloads)  # type: ignore[arg-type]
-        if not _EXACT_TEXT_TYPES.issuperset(types):
+        if types == _DICT_ONLY:
+            texts = list(map(_dict_text, payloads))  # type: ignore[arg-type]
+            if None in texts:
+                return None
+            payloads = texts  # type: ignore[assignment]
+        elif not _EXACT_TEXT_TYPES.issuperset(types):
             return None  # a dict, a Struct, a subclass: ``decode`` tells what each one is
         try:
             events: list[msgspec.Struct] = list(map(self._decoder.decode, payloads))  # type: ignore[arg-type]
