@@ -370,12 +370,31 @@ class Consumer(Generic[EventT]):
         """
         if self._violation is not None:
             raise self._violation
+        if self._reader_warnings:
+            return self.feed_many((payload,))
+        index = self._index
+        self._index = index + 1  # counted before decoding: a callback may raise from in there
+        try:
+            event: Any = self._decoder.decode(payload, index)
+        except ProtocolViolation as violation:
+            self._violation = violation
+            raise
+        repeat = self._repeat
+        if (  # the loop's repeat, for one payload: most of a stream, without the loop's setup
+            type(event) is repeat.event_type
+            and getattr(event, repeat.item_attr) == repeat.item_id
+            and event.subagent_run_id == repeat.owner
+            and event.metadata is UNSET
+        ):
+            repeat.sink(event.delta)
+            if index - self._compacted_at >= _BATCH_SIZE:
+                self._reducer.compact()
+                self._compacted_at = index
+            return [event]
+        self._index = index
         delivered: list[Any] = []
         try:
-            if self._reader_warnings:
-                self._feed_many((payload,), delivered)
-            else:  # the same, less two calls: per payload they are measurable
-                self._feed_payloads((payload,), delivered)
+            self._feed_payloads((payload,), delivered, [event])
         except ProtocolViolation as violation:
             violation.delivered = list(delivered)
             raise
@@ -423,11 +442,15 @@ class Consumer(Generic[EventT]):
             self._warnings.warn(self._reader_warnings.popleft()[1])
 
     def _feed_payloads(
-        self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
+        self,
+        payloads: Iterable[Payload],
+        delivered: list[msgspec.Struct] | None,
+        decoded: list[Any] | None = None,
     ) -> None:
         """Every stage, event by event; appends each event as it passes, so what passed
         before a violation is not lost. One loop for many payloads keeps the per-event
-        overhead to the stages themselves."""
+        overhead to the stages themselves. ``decoded``: the payloads' events, already decoded
+        (not yet counted)."""
         if self._violation is not None:
             raise self._violation
         expand = self._expander.expand
@@ -439,7 +462,8 @@ class Consumer(Generic[EventT]):
         index = self._index - 1
         event: Any  # a Struct of the version's event types, or None for a dropped one
         try:
-            for batch, events in self._batches(payloads):
+            batches = self._batches(payloads) if decoded is None else ((payloads, decoded),)
+            for batch, events in batches:
                 for event in self._decode_each(batch, index + 1) if events is None else events:
                     index += 1
                     if (
