@@ -30,9 +30,9 @@ def test_the_default_version_returns_v1_1_events() -> None:
 
 def test_version_1_0_returns_v1_0_events() -> None:
     events: list[v1_0.Event] = Decoder("1.0").decode_many([START])
-    delivered: list[v1_0.Event] = Consumer("1.0").close()
+    delivered: list[v1_0.Event] = Consumer("1.0").feed(START)
     assert type(events[0]) is v1_0.RunStartedEvent
-    assert delivered == []
+    assert delivered == events
 
 
 def test_inputs_and_messages_are_typed() -> None:
