@@ -42,6 +42,7 @@ def typecheck(session: nox.Session) -> None:
     session.install(".[dev]")
     session.run("mypy", "-p", "agui_msgspec")
     session.run("mypy", "tests/bindings/test_tag_attributes.py")
+    session.run("mypy", "--strict", "tests/pipeline/test_decode_types.py")  # what user code sees
     if not DRAFT.is_file():
         session.log(f"no draft schema at {DRAFT}: generated-draft check skipped")
         return
@@ -258,8 +259,22 @@ def proto_bench(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """The benchmarks, against the official SDK: ``nox -s bench -- --quick`` for a short run."""
     session.install(
-        ".", "orjson", "ag-ui-protocol==1.0.0", "hatchling", "mypy==2.4.1", "setuptools"
+        ".",
+        "orjson",
+        "ag-ui-protocol==1.0.0",
+        "jsonpatch",
+        "hatchling",
+        "mypy==2.4.1",
+        "setuptools",
     )
+    # issue 24's table first: the decoding layer against the official decode, each goal PASS/MISS
+    session.run(
+        "python",
+        "benchmarks/decoding.py",
+        *(["--scale", "0.2"] if "--quick" in session.posargs else []),
+    )
+    # what bounds decode on events with one unknown property: each piece of the tolerant path alone
+    session.run("python", "benchmarks/unknown_floor.py")
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
     # per-event cost at 1k and 100k events of each stream shape that once grew with the stream

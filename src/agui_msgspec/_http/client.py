@@ -466,7 +466,7 @@ class RunStream:
                         # the bindings' events: v1_1.Event for the default version
                         delivered: list[Any]
                         try:
-                            delivered = cast("list[Any]", consumer.receive(piece))
+                            delivered = consumer.receive(piece)
                         except (ProtocolViolation, TransportError) as violation:
                             failure = violation
                             # what passed before it is delivered here, by the iteration: not twice

@@ -215,6 +215,11 @@ def translate_input(
         _translate_parts(message.get("content"), origin, where, warn, announce)
 
 
+def translate_message(document: dict[str, Any], warn: Warn, origin: str = "message") -> None:
+    """One message document's retired shapes, in place: its binary content parts upgraded."""
+    _translate_parts(document.get("content"), origin, "/content", warn)
+
+
 def downgrade_for_peer(document: dict[str, Any], peer_version: str, warn: Warn) -> None:
     """The era shims for outgoing input, in place. A peer from before subagents (0.0.57)
     gets no ``subagentRunId`` on its messages; one from before content parts (0.0.39) gets

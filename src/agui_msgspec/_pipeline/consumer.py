@@ -15,12 +15,12 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, overload
 
 import msgspec
 from msgspec import UNSET
 
-from agui_msgspec._documents import Payload, decode_document, encode_document
+from agui_msgspec._documents import Payload
 from agui_msgspec._errors import (
     MalformedEvent,
     ProtocolViolation,
@@ -30,19 +30,17 @@ from agui_msgspec._errors import (
     too_deep,
     wrong_type,
 )
-from agui_msgspec._pipeline.compat import DROPPED, Compatibility
-from agui_msgspec._pipeline.enforce import Enforcer
+from agui_msgspec._pipeline.decode import Decoder, EventT, Middleware
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.input import typed_input
 from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run, StreamState
 from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
-from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
 from agui_msgspec._versions import (
     LATEST_VERSION,
     Bindings,
     VersionLike,
-    bindings_for,
     producer_version_notice,
 )
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, ProtobufReader
@@ -56,11 +54,9 @@ from agui_msgspec._wire.text import (
 )
 
 if TYPE_CHECKING:
-    from agui_msgspec import v1_1
+    from agui_msgspec import v1_0, v1_1
 
-Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
-"""A stage before enforcement: gets each event as a wire-named dict and its index,
-returns the (possibly changed) dict, or None to drop the event."""
+__all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
 
 
 class _Repeat(NamedTuple):
@@ -104,9 +100,59 @@ _BATCH_SIZE = 1024
 _BODY_SLICE = 64 * 1024
 
 
-class Consumer:
+# Events whose effect on the reducer's state and activity messages a verdict depends on (their
+# bounds and patches are rules); run-level ones reset what streams.
+_VERDICT_EVENTS = frozenset(
+    {
+        "RUN_STARTED",
+        "RUN_ERROR",
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+        "MESSAGES_SNAPSHOT",
+        "ACTIVITY_SNAPSHOT",
+        "ACTIVITY_DELTA",
+    }
+)
+
+
+def _discard(_delta: str) -> None:
+    """Where the deltas a verifier does not keep go."""
+
+
+class _VerdictReducer:
+    """The reducer as far as the verdict needs it: the state and the activity messages, whose
+    bounds and patches are rules; the conversation's text, arguments and results are not kept."""
+
+    def __init__(self, reducer: Reducer) -> None:
+        self._reducer = reducer
+        self._kept: dict[type, bool] = {}  # per event class: whether the reducer sees it
+
+    @property
+    def messages(self) -> Sequence[Any]:
+        raise UsageError("a VerifyingConsumer keeps no messages: use a Consumer for them")
+
+    @property
+    def state(self) -> Any:
+        return self._reducer.state
+
+    def compact(self) -> None:
+        self._reducer.compact()
+
+    def apply(self, event: Any, index: int) -> Callable[[str], None] | None:
+        kept = self._kept.get(type(event))
+        if kept is None:
+            kept = self._kept[type(event)] = event.type in _VERDICT_EVENTS
+        # a delta not kept continues nothing here: its repeats may skip the stages alike
+        return self._reducer.apply(event, index) if kept else _discard
+
+
+class Consumer(Generic[EventT]):
     """Incremental consumer for one stream: the bytes of its body with :meth:`receive`, or
-    its payloads with :meth:`feed` and :meth:`feed_many`, then :meth:`close`.
+    its payloads with :meth:`feed` and :meth:`feed_many`, then :meth:`close`. The events
+    it returns are the version's event union (``v1_1.Event`` for the default).
+
+    It decodes through a :class:`Decoder` (the tolerant decode: compatibility, middleware,
+    enforcement), then expands chunks, verifies the run lifecycle and reduces.
 
     ``on_warning`` is called with each warning as it happens (stripped paths,
     dropped events); the warnings are also kept in :attr:`warnings`. ``input``
@@ -121,6 +167,51 @@ class Consumer:
     ``max_event_size`` bounds one event of the body :meth:`receive` takes (bytes).
     """
 
+    @overload
+    def __init__(
+        self: Consumer[v1_1.Event],
+        version: Literal["1.1"] = "1.1",
+        on_warning: Callable[[str], None] | None = None,
+        input: Any = None,
+        middleware: Sequence[Middleware] = (),
+        max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+        max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        peer_version: str | None = None,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Consumer[v1_0.Event],
+        version: Literal["1.0"],
+        on_warning: Callable[[str], None] | None = None,
+        input: Any = None,
+        middleware: Sequence[Middleware] = (),
+        max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+        max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        peer_version: str | None = None,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Consumer[Any],
+        version: VersionLike,
+        on_warning: Callable[[str], None] | None = None,
+        input: Any = None,
+        middleware: Sequence[Middleware] = (),
+        max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+        max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        peer_version: str | None = None,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None: ...
     def __init__(
         self,
         version: VersionLike = LATEST_VERSION,
@@ -137,24 +228,25 @@ class Consumer:
     ) -> None:
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
-        self.bindings = bindings_for(version)
-        self._warnings = WarningLog(max_warnings, on_warning)
+        self._decoder: Decoder[EventT] = Decoder(
+            version,
+            on_warning,
+            peer_version=peer_version,
+            max_warnings=max_warnings,
+            middleware=middleware,
+        )
+        self.bindings = self._decoder.bindings
+        self._warnings = self._decoder.warning_log
         self.warnings: list[str] = self._warnings.kept
         warn = self._warnings.warn
-        self._compat = Compatibility(warn, peer_version)
-        self._middleware = tuple(middleware)
-        # With middleware or an era shim, every event is a document that the boundary sees
-        # first; else the boundary runs in the slow path only.
-        self._documents = bool(self._middleware) or self._compat.every_event
-        translate = None if self._documents else self._compat.translate
-        self._enforcer = Enforcer(self.bindings, warn, translate)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._expander = Expander(self.bindings)
         # The same reading as outgoing input: what the version does not know is stripped.
         seed = None if input is None else typed_input(input, self.bindings, warn)
         self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
-        self._reducer = Reducer(
-            self.bindings, warn, seed, StateBounds(max_state_size, max_state_depth)
+        reducer = Reducer(self.bindings, warn, seed, StateBounds(max_state_size, max_state_depth))
+        self._reducer: Reducer | _VerdictReducer = (
+            reducer if self._keeps_conversation else _VerdictReducer(reducer)
         )
         self._index = 0
         self._max_event_size = max_event_size
@@ -164,6 +256,7 @@ class Consumer:
         self._reader_warnings: deque[tuple[int, str]] = deque()
         self._violation: StreamError | None = None
         self._repeat = _NO_REPEAT
+        self._compacted_at = 0  # the event index at the reducer's last compaction
 
     @property
     def runs(self) -> list[Run]:
@@ -183,7 +276,7 @@ class Consumer:
     @property
     def slow_path_count(self) -> int:
         """Payloads that needed the slow path; conformant traffic leaves this at 0."""
-        return self._enforcer.slow_path_count
+        return self._decoder.slow_path_count
 
     @property
     def violation(self) -> StreamError | None:
@@ -226,7 +319,7 @@ class Consumer:
             raise UsageError("the body has started: name its media type before receive()")
         self._start_reader(body_format)
 
-    def receive(self, chunk: bytes) -> list[msgspec.Struct]:
+    def receive(self, chunk: bytes) -> list[EventT]:
         """Take the next bytes of the response body; return the events they complete.
 
         Without :meth:`set_media_type` the first bytes tell the body's format: protobuf
@@ -238,7 +331,7 @@ class Consumer:
         """
         if self._violation is not None:
             raise self._violation
-        delivered: list[msgspec.Struct] = []
+        delivered: list[Any] = []
         try:
             self._receive(chunk, delivered)
         except (ProtocolViolation, TransportError) as violation:
@@ -281,21 +374,51 @@ class Consumer:
         self._reader = _READERS[body_format](self._max_event_size, self.bindings, warn_before)
         return self._reader
 
-    def feed(self, payload: Payload) -> list[msgspec.Struct]:
+    def feed(self, payload: Payload) -> list[EventT]:
         """Take one event payload; return the events to deliver (none if it was dropped).
 
         A chunk event comes back expanded into the explicit events it stands for; if a
         later one of those breaks a rule, the earlier ones are on the violation's
         ``delivered``, so nothing that passed is lost.
         """
-        return self.feed_many((payload,))
+        if self._violation is not None:
+            raise self._violation
+        if self._reader_warnings:
+            return self.feed_many((payload,))
+        index = self._index
+        self._index = index + 1  # counted before decoding: a callback may raise from in there
+        try:
+            event: Any = self._decoder.decode(payload, index)
+        except ProtocolViolation as violation:
+            self._violation = violation
+            raise
+        repeat = self._repeat
+        if (  # the loop's repeat, for one payload: most of a stream, without the loop's setup
+            type(event) is repeat.event_type
+            and getattr(event, repeat.item_attr) == repeat.item_id
+            and event.subagent_run_id == repeat.owner
+            and event.metadata is UNSET
+        ):
+            repeat.sink(event.delta)
+            if index - self._compacted_at >= _BATCH_SIZE:
+                self._reducer.compact()
+                self._compacted_at = index
+            return [event]
+        self._index = index
+        delivered: list[Any] = []
+        try:
+            self._feed_payloads((payload,), delivered, [event])
+        except ProtocolViolation as violation:
+            violation.delivered = list(delivered)
+            raise
+        return delivered
 
-    def feed_many(self, payloads: Sequence[Payload]) -> list[msgspec.Struct]:
+    def feed_many(self, payloads: Sequence[Payload]) -> list[EventT]:
         """Take several payloads in order, such as those a reader made of one chunk; return
         the events to deliver. The same as ``feed`` on each, at a lower cost per event."""
         if self._violation is not None:
             raise self._violation
-        delivered: list[msgspec.Struct] = []
+        delivered: list[Any] = []
         try:
             self._feed_many(payloads, delivered)
         except (ProtocolViolation, TransportError) as violation:
@@ -332,11 +455,15 @@ class Consumer:
             self._warnings.warn(self._reader_warnings.popleft()[1])
 
     def _feed_payloads(
-        self, payloads: Iterable[Payload], delivered: list[msgspec.Struct] | None
+        self,
+        payloads: Iterable[Payload],
+        delivered: list[msgspec.Struct] | None,
+        decoded: list[Any] | None = None,
     ) -> None:
         """Every stage, event by event; appends each event as it passes, so what passed
         before a violation is not lost. One loop for many payloads keeps the per-event
-        overhead to the stages themselves."""
+        overhead to the stages themselves. ``decoded``: the payloads' events, already decoded
+        (not yet counted)."""
         if self._violation is not None:
             raise self._violation
         expand = self._expander.expand
@@ -348,7 +475,8 @@ class Consumer:
         index = self._index - 1
         event: Any  # a Struct of the version's event types, or None for a dropped one
         try:
-            for batch, events in self._batches(payloads):
+            batches = self._batches(payloads) if decoded is None else ((payloads, decoded),)
+            for batch, events in batches:
                 for event in self._decode_each(batch, index + 1) if events is None else events:
                     index += 1
                     if (
@@ -379,7 +507,9 @@ class Consumer:
                         repeat_type, item_attr, sink = type(event), continued, grown
                         item_id = getattr(event, continued)
                         owner = event.subagent_run_id
-                self._reducer.compact()
+                if index - self._compacted_at >= _BATCH_SIZE:
+                    self._reducer.compact()
+                    self._compacted_at = index
         except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise
@@ -392,14 +522,18 @@ class Consumer:
 
     def _batches(
         self, payloads: Iterable[Payload]
-    ) -> Iterable[tuple[Iterable[Payload], list[msgspec.Struct] | None]]:
+    ) -> Iterable[tuple[Iterable[Payload], list[EventT] | None]]:
         """The payloads in batches, each with its events if the strict decoder alone gave
         them all (the fast path, for slices of a list or tuple), else None: one by one.
         Anything else (a generator, say) goes one by one as it comes, and so does middleware.
-        Between batches, the reducer compacts the text that repeats streamed into."""
-        if self._documents or not isinstance(payloads, (list, tuple)):
+        Every _BATCH_SIZE events, the reducer compacts the text that repeats streamed into."""
+        if not isinstance(payloads, (list, tuple)):
             return ((batch, None) for batch in _batches_as_read(payloads))
-        decode_conformant = self._enforcer.decode_conformant
+        if len(payloads) == 1:  # feed(): no batch to spread a call over; counted before decoding
+            self._index += 1
+            event = self._decoder.decode(payloads[0], self._index - 1)
+            return ((payloads, [event]),)  # type: ignore[list-item]  # None: dropped
+        decode_conformant = self._decoder.decode_conformant
         return (
             (batch, decode_conformant(batch))
             for batch in (
@@ -408,22 +542,12 @@ class Consumer:
             )
         )
 
-    def _decode_each(
-        self, payloads: Iterable[Payload], index: int
-    ) -> Iterator[msgspec.Struct | None]:
-        """Middleware, then enforcement, payload by payload; None for a dropped event."""
-        decode, documents = self._enforcer.decode, self._documents
+    def _decode_each(self, payloads: Iterable[Payload], index: int) -> Iterator[EventT | None]:
+        """The tolerant decode, payload by payload; None for a dropped event."""
+        decode = self._decoder.decode
         for payload in payloads:
             self._index = index + 1  # counted before decoding: a callback may raise from in there
-            try:
-                if documents:
-                    document = self._before_enforcement(payload, index)
-                    event = None if document is None else decode(document, index)
-                else:
-                    event = decode(payload, index)
-            except RecursionError:
-                raise too_deep(index) from None
-            yield event
+            yield decode(payload, index)
             index += 1
 
     def _deliver(
@@ -436,30 +560,16 @@ class Consumer:
         if delivered is not None:
             delivered.append(event)
 
-    def _before_enforcement(self, payload: Payload, index: int) -> bytes | None:
-        """Compatibility, then the middleware; the JSON bytes for enforcement, or None if dropped."""
-        document = self._compat.translate(decode_document(payload, index), index)
-        if document is DROPPED:  # an era shim dropped it, with a warning
-            return None
-        for stage in self._middleware:
-            if not isinstance(document, dict):
-                break
-            document = stage(document, index)
-            if document is None:
-                return None
-        return encode_document(document, index)  # anything but an object is not-an-object
-
     def _run_started_by(self, event: Any, index: int) -> None:
-        """A run began: the boundary learns its id, the warnings about the event join the new
-        run, and the producer's declaration is judged."""
-        self._compat.run_id = event.run_id
+        """A run began: the warnings about the event join the new run, and the producer's
+        declaration is judged."""
         self._warnings.run_started(index, len(self._lifecycle.runs))
         if event.protocol_version is not msgspec.UNSET:
             notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
             if notice is not None:
                 self._warnings.warn(notice)
 
-    def close(self, *, inside_event: bool = False) -> list[msgspec.Struct]:
+    def close(self, *, inside_event: bool = False) -> list[EventT]:
         """End of stream, and of the body :meth:`receive` took: return the events its end
         completes (a JSON lines body may end without a line end).
 
@@ -469,7 +579,7 @@ class Consumer:
         """
         if self._violation is not None:
             raise self._violation
-        delivered: list[msgspec.Struct] = []
+        delivered: list[Any] = []
         try:
             self._close(inside_event, delivered)
         except (ProtocolViolation, TransportError) as violation:
@@ -490,6 +600,9 @@ class Consumer:
             self._violation = violation
             raise
 
+    _keeps_conversation = True
+    """Whether the reducer keeps the messages (a :class:`VerifyingConsumer` does not)."""
+
     def result(self, delivered: list[Any]) -> Result:
         """The verdict so far, with ``delivered`` as the events the application received."""
         return Result(
@@ -501,6 +614,18 @@ class Consumer:
             messages=list(self.messages),
             state=self.state,
         )
+
+
+class VerifyingConsumer(Consumer[EventT]):
+    """A :class:`Consumer` for the verdict alone: the same decode, expansion, lifecycle and
+    rules, the same violations at the same events, in memory bounded by what is open, not
+    by what was said. It keeps the state and the activity messages (their bounds and
+    patches are rules), not the conversation: :attr:`messages` raises ``UsageError``, and
+    the reducer's own warnings about messages (an encrypted value naming no message, say)
+    are not said. What :class:`ProducerGuard` runs on each response.
+    """
+
+    _keeps_conversation = False
 
 
 @dataclass

@@ -37,8 +37,29 @@ from agui_msgspec._versions import Bindings
 _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 """Payloads that are JSON text (subclasses too); anything else is a document to encode."""
 _EXACT_TEXT_TYPES = frozenset(_TEXT_TYPES)
+_DICT_ONLY = {dict}
 # UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
+_ENCODE_ERRORS = (
+    TypeError,
+    ValueError,
+    OverflowError,
+    UnicodeError,
+    RecursionError,
+    msgspec.EncodeError,
+)
+_encode_json = msgspec.json.Encoder().encode
+
+
+def _dict_text(payload: dict[str, Any]) -> bytes | None:
+    """A dict payload's JSON text by msgspec's encoder, or None where that could differ from
+    the careful encoding (:func:`encode_document`): msgspec writes NaN and infinities as
+    ``null``, so text with a ``null`` in it, like text it cannot write, takes that path."""
+    try:
+        text = _encode_json(payload)
+    except _ENCODE_ERRORS:
+        return None
+    return None if b"null" in text else text
 
 
 # Field types in which the walk can find nothing to remove or to read as an integer.
@@ -125,6 +146,8 @@ class Enforcer:
     ) -> None:
         self._decoder: msgspec.json.Decoder[Any] = bindings.event_decoder
         self._event_types: dict[str, type[msgspec.Struct]] = bindings.EVENT_TYPES
+        # A Struct of these was typed when it was made: it is trusted as it is.
+        self._own_types = frozenset(bindings.EVENT_TYPES.values())
         self._closed_sets: set[frozenset[str]] = set(bindings.CLOSED_STRING_SETS.values())
         tables = _open_union_tables(bindings)
         self._open_unions = tables.unions
@@ -148,7 +171,10 @@ class Enforcer:
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
         """The typed event, or None when the event was dropped (with a warning)."""
         if type(payload) is not bytes and not isinstance(payload, _TEXT_TYPES):
-            payload = encode_document(payload, index)
+            if type(payload) in self._own_types:
+                return payload  # type: ignore[return-value]
+            text = _dict_text(payload) if type(payload) is dict else None
+            payload = encode_document(payload, index) if text is None else text
         if self._expect_unknown_properties:
             return self._slow_path(payload, index, strict_failed=False)
         event = self._strict(payload)
@@ -168,19 +194,43 @@ class Enforcer:
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[msgspec.Struct] | None:
         """The fast path for many payloads at once: every event, if the strict decoder alone
         gives them all; None if any payload needs more, to be decoded one by one."""
-        if not _EXACT_TEXT_TYPES.issuperset(map(type, payloads)):
+        types = set(map(type, payloads))
+        if types <= self._own_types:
+            return list(payloads)  # type: ignore[arg-type]
+        if types == _DICT_ONLY:
+            texts = list(map(_dict_text, payloads))  # type: ignore[arg-type]
+            if None in texts:
+                return None
+            payloads = texts  # type: ignore[assignment]
+        elif not _EXACT_TEXT_TYPES.issuperset(types):
             return None  # a dict, a Struct, a subclass: ``decode`` tells what each one is
         try:
             events: list[msgspec.Struct] = list(map(self._decoder.decode, payloads))  # type: ignore[arg-type]
-            if not self._open_union_types.isdisjoint(map(type, events)):
-                for event in events:
-                    fields = self._open_union_validators.get(type(event))
-                    if fields is not None and _open_union_error(event, fields) is not None:
-                        return None
+            if not self._open_union_types.isdisjoint(map(type, events)) and not (
+                self._open_unions_valid(events)
+            ):
+                return None
         except (*_DECODE_ERRORS, RecursionError):
             return None
         self._expect_unknown_properties = False
         return events
+
+    def _open_unions_valid(self, events: list[msgspec.Struct]) -> bool:
+        """Whether every open-union value of ``events`` is a valid member: the values of a
+        batch converted in one call per union, as a call per event costs more than the check."""
+        items: dict[type[msgspec.Struct], list[Any]] = {}
+        validators = self._open_union_validators
+        for event in events:
+            fields = validators.get(type(event))
+            if fields is not None:
+                for attr, (_, holder) in fields.items():
+                    items.setdefault(holder, []).extend(getattr(event, attr))
+        try:
+            for holder, values in items.items():
+                msgspec.convert({"items": values}, holder)
+        except msgspec.ValidationError:
+            return False
+        return True
 
     # --- the slow path ---------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 :class:`ProducerGuard` wraps any ASGI application. For each HTTP response with a 2xx status
 that is a ``text/event-stream`` or an ``application/vnd.ag-ui.event+proto`` body (the HTTP +
 Protobuf binding), it runs the body it sends through the consumer pipeline (an
-:class:`SSEReader` or a :class:`ProtobufReader`, and a :class:`Consumer`, per response) as
-it streams, and reports the first violation: to the ``on_violation`` callback, and to the
+:class:`SSEReader` or a :class:`ProtobufReader`, and a :class:`VerifyingConsumer`, which
+keeps what is open and not the conversation, per response) as it streams, and reports the first violation: to the ``on_violation`` callback, and to the
 ``logging`` module (logger ``agui_msgspec.guard``, level WARNING) with the rule, the event
 index and the event's bytes. Any other response passes untouched. Pure ASGI: no framework import.
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agui_msgspec._errors import ProtocolViolation, StreamError, TransportError
-from agui_msgspec._pipeline.consumer import Consumer
+from agui_msgspec._pipeline.consumer import VerifyingConsumer
 from agui_msgspec._pipeline.lifecycle import StreamState
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, ProtobufReader, proto_frame
@@ -154,7 +154,7 @@ class _GuardedResponse:
         self.guard = guard
         self.path: str = scope.get("path", "")
         self._send = send
-        self._consumer: Consumer | None = None  # None: this response is not verified
+        self._consumer: VerifyingConsumer | None = None  # None: this response is not verified
         self._reader: SSEReader | ProtobufReader = SSEReader(guard.max_event_size)
         self._protobuf = False
         self._frame_start = 0  # enforcing protobuf: where in the held bytes the next frame begins
@@ -195,7 +195,7 @@ class _GuardedResponse:
                 self.path,
             )
             return
-        self._consumer = Consumer(self.guard.version)
+        self._consumer = VerifyingConsumer(self.guard.version)
         if media_type == _PROTOBUF:
             self._protobuf = True
             # its warnings stay on it: the guard reports violations only

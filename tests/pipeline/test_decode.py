@@ -1,0 +1,319 @@
+"""The tolerant decode on its own: the consumer-side enforcement (spec: basic/processing,
+basic/versioning), without the run lifecycle, the reducer or chunk expansion.
+
+What a version does not recognise is stripped or dropped with a warning naming its JSON
+Pointer; a retired shape is translated; a malformed known value raises MalformedEvent
+with its rule, path and the event index given. ``Consumer`` decodes through the same
+``Decoder``: the agreement tests below feed both the conformance streams and fuzzed ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import valid_streams
+
+from agui_msgspec import Consumer, MalformedEvent, ProtocolViolation, v1_0, v1_1
+from agui_msgspec._pipeline.decode import Decoder, decode, decode_input, decode_message
+from agui_msgspec._pipeline.expand import Expander
+
+Wire = dict[str, Any]
+
+CONTENT: Wire = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"}
+STREAMS = Path(__file__).resolve().parents[2] / ".." / "shared" / "agui" / "conformance" / "1.1"
+
+
+def encode(event: Wire) -> bytes:
+    return msgspec.json.encode(event)
+
+
+def decoded(payload: Any, version: str = "1.1", **options: Any) -> tuple[Any, list[str]]:
+    warnings: list[str] = []
+    event = Decoder(version, warnings.append, **options).decode(payload)
+    return event, warnings
+
+
+# --- the rules ---------------------------------------------------------------------------
+
+
+def test_a_lone_delta_decodes_without_a_lifecycle() -> None:
+    event, warnings = decoded(encode(CONTENT))
+    assert event == v1_1.TextMessageContentEvent(message_id="m1", delta="hi")
+    assert warnings == []
+
+
+def test_a_chunk_comes_back_as_the_typed_chunk_event() -> None:
+    event, _ = decoded(encode({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m1", "delta": "a"}))
+    assert type(event) is v1_1.TextMessageChunkEvent
+
+
+def test_an_unknown_property_is_stripped_with_its_path() -> None:
+    event, warnings = decoded(encode({**CONTENT, "traceId": "t"}))
+    assert event == v1_1.TextMessageContentEvent(message_id="m1", delta="hi")
+    assert warnings == ["event 0 /traceId: removed unrecognised property"]
+
+
+def test_an_unknown_nested_union_member_is_stripped_with_its_path() -> None:
+    snapshot = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            {"id": "a", "role": "oracle", "content": "?"},
+            {"id": "b", "role": "user", "content": "x"},
+        ],
+    }
+    event, warnings = decoded(encode(snapshot))
+    assert [message.id for message in event.messages] == ["b"]
+    assert warnings == ["event 0 /messages/0: removed unrecognised role 'oracle'"]
+
+
+def test_an_unknown_event_type_is_dropped() -> None:
+    event, warnings = decoded(encode({"type": "HEARTBEAT"}))
+    assert event is None
+    assert warnings == ["event 0: dropped event of unrecognised type 'HEARTBEAT'"]
+
+
+def test_an_unknown_closed_set_value_is_stripped() -> None:
+    start = {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "oracle"}
+    event, warnings = decoded(encode(start))
+    assert event == v1_1.TextMessageStartEvent(message_id="m1")  # the role's default
+    assert warnings == ["event 0 /role: removed unrecognised value 'oracle'"]
+    with pytest.raises(MalformedEvent):  # not a string: malformed, not unrecognised
+        decoded(encode({**start, "role": 7}))
+
+
+def test_an_unknown_outcome_is_absent() -> None:
+    finished = {
+        "type": "RUN_FINISHED",
+        "threadId": "t",
+        "runId": "r",
+        "outcome": {"type": "paused"},
+    }
+    event, warnings = decoded(encode(finished))
+    assert event.outcome is msgspec.UNSET
+    assert warnings == ["event 0 /outcome: removed unrecognised type 'paused'"]
+
+
+def test_a_retired_shape_is_translated() -> None:
+    event, warnings = decoded(encode({"type": "THINKING_START"}))
+    assert type(event) is v1_1.ReasoningStartEvent
+    assert warnings == ["event 0: translated retired THINKING_START to REASONING_START"]
+
+
+def test_a_peer_from_before_subagents_has_its_subagent_events_dropped() -> None:
+    subagent = {"type": "SUBAGENT_STARTED", "subagentRunId": "s", "name": "n"}
+    event, warnings = decoded(encode(subagent), peer_version="0.0.57")
+    assert event is None
+    assert "from before subagents" in warnings[0]
+    assert decoded(encode(subagent))[0] is not None
+
+
+def test_a_malformed_value_raises_with_rule_path_and_the_index_given() -> None:
+    decoder = Decoder()
+    with pytest.raises(MalformedEvent) as raised:
+        decoder.decode(encode({**CONTENT, "delta": 7}), 41)
+    assert (raised.value.rule, raised.value.path, raised.value.index) == (
+        "malformed-event",
+        "/delta",
+        41,
+    )
+    assert decoder.event_index == 42
+
+
+def test_the_decoder_counts_the_payloads_it_decodes() -> None:
+    decoder = Decoder()
+    decoder.decode_many([encode(CONTENT), encode({"type": "HEARTBEAT"})])
+    with pytest.raises(MalformedEvent) as raised:
+        decoder.decode(b"{")
+    assert raised.value.index == 2
+
+
+def test_decode_many_leaves_dropped_events_out() -> None:
+    payloads = [encode(CONTENT), encode({"type": "HEARTBEAT"}), encode(CONTENT).decode()]
+    assert Decoder().decode_many(payloads) == [decode(encode(CONTENT))] * 2
+    assert Decoder().decode_many(iter(payloads)) == [decode(encode(CONTENT))] * 2
+
+
+def test_every_payload_form_decodes_alike() -> None:
+    expected = decode(encode(CONTENT))
+    assert decode(CONTENT) == decode(encode(CONTENT).decode()) == expected
+    assert decode(expected) is expected  # a Struct of the version is trusted as it is
+    assert decode(v1_0.TextMessageContentEvent(message_id="m1", delta="hi")) == expected
+
+
+def test_the_version_picks_the_bindings() -> None:
+    event = decode(encode(CONTENT), "1.0")
+    assert type(event) is v1_0.TextMessageContentEvent
+
+
+def test_middleware_sees_each_document_first() -> None:
+    def rename(document: Wire, index: int) -> Wire:
+        return {**document, "delta": f"{index}:{document['delta']}"}
+
+    event = Decoder(middleware=[rename]).decode(encode(CONTENT), 3)
+    assert event is not None
+    assert event.delta == "3:hi"
+
+
+def test_warnings_are_kept_bounded() -> None:
+    decoder = Decoder(max_warnings=1)
+    decoder.decode_many([encode({"type": "HEARTBEAT"}), encode({"type": "PING"})])
+    assert decoder.warnings == [
+        "event 0: dropped event of unrecognised type 'HEARTBEAT'",
+        "1 more warnings not kept (max_warnings=1)",
+    ]
+
+
+# --- inputs and messages -------------------------------------------------------------------
+
+
+def test_decode_input_strips_and_types() -> None:
+    warnings: list[str] = []
+    body = {"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [], "x": 1}
+    typed = decode_input(json.dumps(body), on_warning=warnings.append)
+    assert type(typed) is v1_1.RunAgentInput
+    assert typed.thread_id == "t"
+    assert warnings == ["input /x: removed unrecognised property"]
+
+
+def test_decode_input_rejects_a_body_that_is_not_json() -> None:
+    with pytest.raises(MalformedEvent) as raised:
+        decode_input(b"{")
+    assert raised.value.rule == "malformed-input"
+
+
+def test_decode_message_strips_and_types() -> None:
+    warnings: list[str] = []
+    message = decode_message(
+        {"id": "m", "role": "user", "content": "hi", "mood": 1}, on_warning=warnings.append
+    )
+    assert message == v1_1.UserMessage(id="m", content="hi")
+    assert warnings == ["message /mood: removed unrecognised property"]
+
+
+def test_decode_message_upgrades_a_retired_binary_part() -> None:
+    part = {"type": "binary", "mimeType": "image/png", "url": "https://x/y.png"}
+    message = decode_message({"id": "m", "role": "user", "content": [part]})
+    assert message is not None
+    assert type(message.content[0]) is v1_1.ImagePart
+
+
+def test_decode_message_drops_an_unknown_role() -> None:
+    warnings: list[str] = []
+    assert decode_message({"id": "m", "role": "oracle"}, on_warning=warnings.append) is None
+    assert warnings == ["message: dropped message of unrecognised role 'oracle'"]
+
+
+def test_decode_message_rejects_a_malformed_value_with_its_path() -> None:
+    with pytest.raises(MalformedEvent) as raised:
+        decode_message(b'{"id": "m", "role": "user", "content": 5}')
+    assert (raised.value.rule, raised.value.path) == ("malformed-message", "/content")
+
+
+# --- agreement with Consumer ---------------------------------------------------------------
+
+
+def agree(payloads: list[Any], **options: Any) -> None:
+    """The decoder's events, expanded, are what the consumer delivers; its warnings are the
+    consumer's, less what later stages say; a decode violation is the consumer's verdict."""
+    decoder_warnings: list[str] = []
+    decoder = Decoder(on_warning=decoder_warnings.append, **options)
+    events: list[Any] = []
+    failure: MalformedEvent | None = None
+    for index, payload in enumerate(payloads):
+        try:
+            event = decoder.decode(payload)
+        except MalformedEvent as violation:
+            failure = violation
+            break
+        if event is not None:
+            events += [(index, event)]
+    consumer_warnings: list[str] = []
+    consumer = Consumer(on_warning=consumer_warnings.append, **options)
+    delivered: list[Any] = []
+    verdict: ProtocolViolation | None = None
+    try:
+        delivered = consumer.feed_many(payloads) + consumer.close()
+    except ProtocolViolation as violation:
+        verdict, delivered = violation, violation.delivered
+    if isinstance(verdict, MalformedEvent):
+        assert failure is not None
+        assert (failure.rule, failure.index, failure.path) == (
+            verdict.rule,
+            verdict.index,
+            verdict.path,
+        )
+    elif failure is not None:  # the consumer stopped earlier, at a later stage's rule
+        assert verdict is not None
+        assert verdict.index is not None
+        assert verdict.index < (failure.index or 0)
+    seen = consumer.event_index if verdict is not None else len(payloads)
+    expander, expanded = Expander(decoder.bindings), []
+    for index, event in events:
+        if index < seen:
+            try:
+                expanded += expander.expand(event, index)
+            except ProtocolViolation:  # the consumer's verdict, at the expansion
+                break
+    assert expanded[: len(delivered)] == delivered
+    said = iter(consumer_warnings)
+    before = [w for w in decoder_warnings if _event_of(w) < seen]
+    assert all(warning in said for warning in before), (before, consumer_warnings)
+
+
+def _event_of(warning: str) -> int:
+    number = warning.removeprefix("event ").partition(" ")[0].rstrip(":")
+    return int(number) if number.isdigit() else -1
+
+
+def _fixtures() -> list[Path]:
+    return sorted((STREAMS / "streams").glob("*.json")) if STREAMS.is_dir() else []
+
+
+@pytest.mark.skipif(not _fixtures(), reason="needs ../shared beside the checkout")
+@pytest.mark.parametrize("fixture", _fixtures(), ids=lambda path: path.stem)
+def test_decode_agrees_with_consumer_on_the_conformance_streams(fixture: Path) -> None:
+    stream = json.loads(fixture.read_text(encoding="utf-8"))["stream"]
+    agree([encode(event) for event in stream])
+    agree(stream)  # as dicts: the slow path's own route
+
+
+# What a fuzzed stream's events may be mutated into: each kind of thing the decode judges.
+_MUTATIONS = st.sampled_from(
+    [
+        lambda event: {**event, "xTrace": 1},
+        lambda event: {"type": "HEARTBEAT"},
+        lambda event: {**event, "timestamp": "soon"},
+        lambda event: {**event, "type": "THINKING_START"},
+        lambda event: {**event, "rawEvent": None},
+        lambda event: {**event, "role": "oracle"},
+        lambda event: {**event, "outcome": {"type": "paused"}},
+        lambda event: {**event, "messages": [{"id": "x", "role": "oracle"}]},
+    ]
+)
+
+EXAMPLES = int(os.environ.get("AGUI_AGREEMENT_EXAMPLES", "150"))
+"""Fuzzed streams per run: a sample here; ``AGUI_AGREEMENT_EXAMPLES=100000`` by hand."""
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    valid_streams(),
+    st.lists(st.tuples(st.integers(0, 400), _MUTATIONS), max_size=4),
+    st.booleans(),
+)
+def test_decode_agrees_with_consumer_on_fuzzed_streams(
+    stream: list[Wire], mutations: list[Any], as_text: bool
+) -> None:
+    events = list(stream)
+    for position, mutate in mutations:
+        if events:
+            where = position % len(events)
+            events[where] = mutate(events[where])
+    agree([encode(event) for event in events] if as_text else events)
