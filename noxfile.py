@@ -271,6 +271,8 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/scaling.py", *quick)
     # the state workload with its costly stages taken out in turn: what bounds its target
     session.run("python", "benchmarks/state_floor.py", *(["--repeat", "2"] if quick else []))
+    # `import agui_msgspec` against `import msgspec` and a bare start, fresh interpreters
+    session.run("python", "benchmarks/import_time.py")
 
 
 @nox.session

@@ -32,12 +32,12 @@ itself (``_http/inflate.py``), at most :data:`INFLATE_PIECE` bytes at a time, ea
 the next is made: memory stays within ``max_event_size`` and a piece, whatever
 the compression ratio.
 
-httpx is the optional ``http`` extra, imported only when an agent is made.
+httpx is the optional ``http`` extra, imported only when an agent is made; asyncio (and the
+ssl and socket it brings) only when a run starts, so ``import agui_msgspec`` stays light.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import zlib
 from collections.abc import (
@@ -204,6 +204,8 @@ class HttpAgent:
 
     def run_sync(self, input: msgspec.Struct | dict[str, Any]) -> RunResult:
         """:meth:`run_agent` for code without an event loop (it runs one; not from inside one)."""
+        import asyncio  # noqa: PLC0415
+
         return asyncio.run(self.run_agent(input))
 
 
@@ -329,6 +331,8 @@ class RunStream:
             raise self._failure
         if self._response is not None:
             return
+        import asyncio  # noqa: PLC0415
+
         import httpx  # noqa: PLC0415
 
         agent = self._agent
@@ -461,6 +465,8 @@ class RunStream:
 
     def _time_the_open_event(self) -> None:
         """Start the clock on an event whose first bytes came, or stop it once none is open."""
+        import asyncio  # noqa: PLC0415
+
         timeout = self._agent.event_timeout
         if not self._consumer.inside_event or timeout is None:
             self._event_due_at = None
@@ -471,6 +477,8 @@ class RunStream:
         """Await ``step``, or raise ``_DeadlinePassed`` once the run's deadline passes (or
         ``_EventOverdue`` once an open event's): a timer cancels the wait, as
         ``asyncio.timeout`` does (Python 3.11+)."""
+        import asyncio  # noqa: PLC0415
+
         deadline_at, passed = self._deadline_at, _DeadlinePassed
         event_due_at = self._event_due_at
         if event_due_at is not None and (deadline_at is None or event_due_at < deadline_at):
