@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -2782,8 +2782,17 @@ OPEN_UNION_FIELDS: dict[type[Struct], dict[str, Any]] = {
 }
 """Fields carried as dicts so unknown members survive; each item must convert to the union."""
 
-event_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
-"""Strict decoder: one JSON event into its Struct."""
+event_decoder: msgspec.json.Decoder[Event]
+"""Strict decoder: one JSON event into its Struct. Made on first use, and kept: making it
+resolves every event's types, which costs more than the rest of the module's import."""
 
 encoder = msgspec.json.Encoder()
 """Encoder for any Struct here: absent fields are omitted, never written as null."""
+
+if not TYPE_CHECKING:  # type checkers read event_decoder's declaration above
+
+    def __getattr__(name: str) -> Any:
+        if name == "event_decoder":
+            decoder = globals()["event_decoder"] = msgspec.json.Decoder(Event)
+            return decoder
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
