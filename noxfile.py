@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import filecmp
 import hashlib
+import os
 import shutil
+import subprocess
+import tarfile
 import tempfile
+import zipfile
+from email.parser import HeaderParser
 from pathlib import Path
 
 import nox
 import tomllib
 
 ROOT = Path(__file__).parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+# Every Python the package supports, oldest first: pyproject.toml's classifiers list the same,
+# and CI runs the two ends (.ci/run).
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 SCHEMAS = sorted(ROOT.glob("schema/*/schema.json"))
 BINDINGS = ROOT / "src" / "agui_msgspec"  # the generated modules live in the package
 # The generator's tools, pinned: the [codegen] extra gives ranges, drift needs one exact set.
@@ -28,10 +37,34 @@ nox.options.sessions = ["tests", "typecheck", "lint", "drift", "packaging"]
 nox.options.reuse_venv = "yes"
 
 
-@nox.session
+def _expose_pyenv_pythons() -> None:
+    """pyenv's shims run only its active versions, so nox would not find an installed 3.10 that
+    is not the global one: the newest install of each of PYTHONS joins the active versions."""
+    if shutil.which("pyenv") is None:
+        return
+
+    def pyenv(*args: str) -> str:
+        done = subprocess.run(["pyenv", *args], capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    active = os.environ.get("PYENV_VERSION") or pyenv("version-name")
+    versions = [*active.split(":"), *(pyenv("latest", python) for python in PYTHONS)]
+    os.environ["PYENV_VERSION"] = ":".join(dict.fromkeys(v for v in versions if v))
+
+
+_expose_pyenv_pythons()
+
+
+def _install_with(session: nox.Session, group: str) -> None:
+    """The package with the extras the suite drives, and a PEP 735 dependency group."""
+    session.install(".[codegen,http]", *nox.project.dependency_groups(PYPROJECT, group))
+
+
+@nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The whole test suite, against the installed package."""
-    session.install(".[tests]")
+    """The whole test suite against the installed package, on every supported Python
+    (``nox -s tests-3.13`` for one)."""
+    _install_with(session, "tests")
     session.run("pytest", *session.posargs)
 
 
@@ -39,7 +72,7 @@ def tests(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the package (runtime, generated modules, generator) and the typed
     tag attributes as a user sees them."""
-    session.install(".[dev]")
+    _install_with(session, "dev")
     session.run("mypy", "-p", "agui_msgspec")
     session.run("mypy", "tests/bindings/test_tag_attributes.py")
     session.run("mypy", "--strict", "tests/pipeline/test_decode_types.py")  # what user code sees
@@ -106,22 +139,66 @@ def drift(session: nox.Session) -> None:
 
 
 _INSTALLED_CHECK = """
-import importlib.util, agui_msgspec as agui
-from agui_msgspec import v1_0, v1_1
+import importlib.metadata, importlib.util, agui_msgspec as agui
+from agui_msgspec import __about__, v1_0, v1_1
 assert agui.RunStartedEvent.type == "RUN_STARTED" and v1_0.UserMessage.role == "user"
 result = agui.consume_body(open("{root}/examples/plain-answer.sse", "rb").read())
 assert result.outcome == "completed", result.violation
+assert __about__.__version__ == importlib.metadata.version("agui-msgspec")
 files = [agui.__file__, v1_1.__file__, importlib.util.find_spec("agui_msgspec._codegen").origin]
 print(*files)
 assert all(f.startswith("{root}/src/agui_msgspec/") for f in files) == {editable}
 """
 
 
+def _version() -> str:
+    """The version as __about__.py states it (hatch reads the same line into the metadata)."""
+    namespace: dict[str, str] = {}
+    exec((BINDINGS / "__about__.py").read_text(encoding="utf-8"), namespace)
+    return namespace["__version__"]
+
+
+def _check_distributions(session: nox.Session, folder: Path) -> None:
+    """The sdist and the wheel ``python -m build`` made (the wheel from the sdist): each
+    carries LICENSE, the wheel py.typed, and the metadata the version and no test extras."""
+    version = _version()
+    (sdist,), (wheel,) = folder.glob("*.tar.gz"), folder.glob("*.whl")
+    with tarfile.open(sdist) as archive:
+        in_sdist = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    with zipfile.ZipFile(wheel) as archive:
+        in_wheel = set(archive.namelist())
+        info = f"agui_msgspec-{version}.dist-info"
+        metadata = HeaderParser().parsestr(archive.read(f"{info}/METADATA").decode())
+    missing = [f"sdist: {n}" for n in ("LICENSE", "pyproject.toml") if n not in in_sdist] + [
+        f"wheel: {n}"
+        for n in (f"{info}/licenses/LICENSE", "agui_msgspec/py.typed", "agui_msgspec/__about__.py")
+        if n not in in_wheel
+    ]
+    if missing:
+        session.error(f"missing from the distributions: {', '.join(missing)}")
+    if metadata["Version"] != version or set(metadata.get_all("Provides-Extra") or []) != {
+        "codegen",
+        "http",
+    }:
+        session.error(
+            f"wheel metadata: {metadata['Version']}, {metadata.get_all('Provides-Extra')}"
+        )
+    if "Typing :: Typed" not in (metadata.get_all("Classifier") or []):
+        session.error("wheel metadata: no Typing :: Typed classifier")
+    session.log(f"{sdist.name}: {len(in_sdist)} files; {wheel.name}: {len(in_wheel)} files")
+
+
 @nox.session
 def packaging(session: nox.Session) -> None:
-    """``pip install -e .`` and ``pip install .`` into fresh venvs: import, consume, and
-    ``generate`` without the codegen extra (a usage error naming it, exit 2)."""
+    """``python -m build`` (sdist, then the wheel from it): LICENSE in both, the metadata's
+    version that of __about__.py, no test extras; ``pip install -e .`` and ``pip install .``
+    into fresh venvs: import, consume, and ``generate`` without the codegen extra (a usage
+    error naming it, exit 2)."""
+    session.install("build")
     with tempfile.TemporaryDirectory() as tmp:
+        dist = Path(tmp, "dist")
+        session.run("python", "-m", "build", "--outdir", str(dist), str(ROOT), silent=True)
+        _check_distributions(session, dist)
         for editable in (True, False):
             venv = Path(tmp, "editable" if editable else "wheel")
             session.run("python", "-m", "venv", str(venv), silent=True)
@@ -181,7 +258,9 @@ def compiled(session: nox.Session) -> None:
             session.error(f"the build without a compiler made {pure_wheel.name}")
         session.run(*wheel_build, str(built), env={COMPILE: "1"})
         (wheel,) = built.glob("*.whl")
-        session.install(f"{wheel}[tests]")
+        session.install(
+            f"{wheel}[codegen,http]", *nox.project.dependency_groups(PYPROJECT, "tests")
+        )
         session.install("--force-reinstall", "--no-deps", str(wheel))  # a reused venv's old one
     session.run("python", "-c", _COMPILED_CHECK.format(modules=_compiled_modules()))
     session.run("pytest", *session.posargs)
@@ -218,7 +297,7 @@ def proto_parity(session: nox.Session) -> None:
     encode, checks that a Struct, the same event as a dict and @ag-ui/proto give the same
     bytes on every conformance stream and corpus event it encodes, and the corpus tests run
     against the fresh frames."""
-    session.install(".[tests]")
+    _install_with(session, "tests")
     node = _node_proto(session)
     events, frames = PROTO_DATA / "corpus-events.json", PROTO_DATA / "corpus-frames.json"
     script = str(node / "proto_corpus.mjs")
@@ -284,6 +363,8 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/state_floor.py", *(["--repeat", "2"] if quick else []))
     # pure against the mypyc build (hatch_build.py), per workload; `--each` for every candidate
     session.run("python", "benchmarks/compiled.py", *(["--quick"] if quick else []))
+    # `import agui_msgspec` against `import msgspec` and a bare start, fresh interpreters
+    session.run("python", "benchmarks/import_time.py")
 
 
 @nox.session

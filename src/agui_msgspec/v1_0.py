@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -207,13 +207,30 @@ class TextMessageStartEvent(
     """
 
     type: ClassVar[Literal["TEXT_MESSAGE_START"]] = "TEXT_MESSAGE_START"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the message being streamed; the following content and end events repeat it."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     role: TextMessageRole = "assistant"
+    """Author role; when absent (`msgspec.UNSET`) the message counts as an assistant message, as the
+    prose spec requires.
+    """
     name: str | UnsetType = UNSET
+    """Optional author display name, for providers that have several participants sharing one role.
+    """
 
 
 class TextMessageContentEvent(
@@ -228,12 +245,27 @@ class TextMessageContentEvent(
     """Adds a piece of text to a message that is being streamed."""
 
     type: ClassVar[Literal["TEXT_MESSAGE_CONTENT"]] = "TEXT_MESSAGE_CONTENT"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the message receiving this text."""
     delta: str
+    """Text to add; an empty string is valid, because providers send empty deltas as keep-alives or
+    while choosing a tool.
+    """
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class TextMessageEndEvent(
@@ -248,11 +280,23 @@ class TextMessageEndEvent(
     """Marks a streamed text message as complete."""
 
     type: ClassVar[Literal["TEXT_MESSAGE_END"]] = "TEXT_MESSAGE_END"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the message that is now complete."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class TextMessageChunkEvent(
@@ -269,14 +313,29 @@ class TextMessageChunkEvent(
     """
 
     type: ClassVar[Literal["TEXT_MESSAGE_CHUNK"]] = "TEXT_MESSAGE_CHUNK"
+    """Event tag; every concrete event pins it to a single constant."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     message_id: str | UnsetType = UNSET
+    """Message id; `msgspec.UNSET` continues the currently open message."""
     role: TextMessageRole | UnsetType = UNSET
+    """Author role, given on the chunk that starts the message."""
     delta: str | UnsetType = UNSET
+    """Text to add; may be empty."""
     name: str | UnsetType = UNSET
+    """Optional display name of the author."""
 
 
 class ToolCallStartEvent(
@@ -291,13 +350,31 @@ class ToolCallStartEvent(
     """Begins a tool call, which continues with TOOL_CALL_ARGS fragments and ends with TOOL_CALL_END."""
 
     type: ClassVar[Literal["TOOL_CALL_START"]] = "TOOL_CALL_START"
+    """Event tag; every concrete event pins it to a single constant."""
     tool_call_id: str
+    """Id of the tool call; subsequent TOOL_CALL_ARGS, TOOL_CALL_END and TOOL_CALL_RESULT events
+    reference it.
+    """
     tool_call_name: str
+    """Name of the tool being invoked."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     parent_message_id: str | UnsetType = UNSET
+    """Assistant message containing this call; `msgspec.UNSET` when the producer did not link it to
+    one.
+    """
 
 
 class ToolCallArgsEvent(
@@ -312,12 +389,28 @@ class ToolCallArgsEvent(
     """Adds a piece of argument text to an open tool call."""
 
     type: ClassVar[Literal["TOOL_CALL_ARGS"]] = "TOOL_CALL_ARGS"
+    """Event tag; every concrete event pins it to a single constant."""
     tool_call_id: str
+    """Id of the call receiving these arguments."""
     delta: str
+    """Piece of the argument string, usually JSON once all pieces are joined but never parsed or
+    checked by the protocol (see FunctionCall.arguments); a string because a fragment is not a JSON
+    document, and it may be empty.
+    """
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ToolCallEndEvent(
@@ -332,11 +425,23 @@ class ToolCallEndEvent(
     """Marks a tool call's arguments as complete."""
 
     type: ClassVar[Literal["TOOL_CALL_END"]] = "TOOL_CALL_END"
+    """Event tag; every concrete event pins it to a single constant."""
     tool_call_id: str
+    """Id of the call whose arguments are complete."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ToolCallChunkEvent(
@@ -353,14 +458,29 @@ class ToolCallChunkEvent(
     """
 
     type: ClassVar[Literal["TOOL_CALL_CHUNK"]] = "TOOL_CALL_CHUNK"
+    """Event tag; every concrete event pins it to a single constant."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     tool_call_id: str | UnsetType = UNSET
+    """Tool call id; `msgspec.UNSET` continues the currently open call."""
     tool_call_name: str | UnsetType = UNSET
+    """Tool name, given on the chunk that starts the call."""
     parent_message_id: str | UnsetType = UNSET
+    """Assistant message containing the call."""
     delta: str | UnsetType = UNSET
+    """Piece of the argument string; may be empty."""
 
 
 class ToolCallResultEvent(
@@ -375,14 +495,31 @@ class ToolCallResultEvent(
     """Delivers a tool's output by creating a new tool message, hence the separate message id."""
 
     type: ClassVar[Literal["TOOL_CALL_RESULT"]] = "TOOL_CALL_RESULT"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the tool message created from this result."""
     tool_call_id: str
+    """Id of the tool call this result answers."""
     content: str | list[ContentPart]
+    """Tool output, either a string or an ordered list of content parts, exactly as on the resulting
+    tool message; structured data is serialised to text and media get parts of their own.
+    """
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     role: Literal["tool"] | UnsetType = UNSET
+    """Optional and always `tool`; allowed only to mirror the message it creates."""
 
 
 class StateSnapshotEvent(
@@ -399,11 +536,23 @@ class StateSnapshotEvent(
     """
 
     type: ClassVar[Literal["STATE_SNAPSHOT"]] = "STATE_SNAPSHOT"
+    """Event tag; every concrete event pins it to a single constant."""
     snapshot: State
+    """Full replacement state."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class StateDeltaEvent(
@@ -418,11 +567,25 @@ class StateDeltaEvent(
     """Updates the agent state with a patch."""
 
     type: ClassVar[Literal["STATE_DELTA"]] = "STATE_DELTA"
+    """Event tag; every concrete event pins it to a single constant."""
     delta: JsonPatch
+    """RFC 6902 patch to apply to the current state; being schema-valid does not make it applicable,
+    since a path may be missing.
+    """
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class MessagesSnapshotEvent(
@@ -440,10 +603,19 @@ class MessagesSnapshotEvent(
     """
 
     type: ClassVar[Literal["MESSAGES_SNAPSHOT"]] = "MESSAGES_SNAPSHOT"
+    """Event tag; every concrete event pins it to a single constant."""
     messages: list[Message]
+    """The producer's messages, in conversation order."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
 
 
 class ActivitySnapshotEvent(
@@ -458,14 +630,32 @@ class ActivitySnapshotEvent(
     """Publishes structured, non-chat progress, e.g. a step the UI renders as a dedicated widget."""
 
     type: ClassVar[Literal["ACTIVITY_SNAPSHOT"]] = "ACTIVITY_SNAPSHOT"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the activity message this snapshot is for."""
     activity_type: str
+    """Producer-defined kind of activity; free-form, not an enumeration."""
     content: dict[str, Any]
+    """Activity payload: a JSON object with arbitrary keys."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     replace: bool = True
+    """Whether this snapshot replaces existing content; `msgspec.UNSET` means true, only an explicit
+    false keeps what is there (it is not a merge, use ACTIVITY_DELTA for incremental changes), and
+    the consumer's handling of that case is defined in the prose spec.
+    """
 
 
 class ActivityDeltaEvent(
@@ -480,13 +670,27 @@ class ActivityDeltaEvent(
     """Patches the content of an activity message."""
 
     type: ClassVar[Literal["ACTIVITY_DELTA"]] = "ACTIVITY_DELTA"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the activity message to update."""
     activity_type: str
+    """Kind of activity being updated."""
     patch: JsonPatch
+    """RFC 6902 patch applied to the activity content."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class RawEvent(
@@ -501,12 +705,25 @@ class RawEvent(
     """Forwards an untranslated provider event, for consumers wanting details AG-UI does not model."""
 
     type: ClassVar[Literal["RAW"]] = "RAW"
+    """Event tag; every concrete event pins it to a single constant."""
     event: Any
+    """The provider's original event; required, and any JSON value."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     source: str | UnsetType = UNSET
+    """Name of the provider or framework that emitted the event."""
 
 
 class CustomEvent(
@@ -521,12 +738,25 @@ class CustomEvent(
     """Application-defined event whose meaning lies outside the protocol."""
 
     type: ClassVar[Literal["CUSTOM"]] = "CUSTOM"
+    """Event tag; every concrete event pins it to a single constant."""
     name: str
+    """Required name that lets consumers route the custom event."""
     value: Any
+    """Required payload of any JSON type."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class RunStartedEvent(
@@ -541,14 +771,34 @@ class RunStartedEvent(
     """Signals that a run has started; run-level, hence never attributed to a subagent."""
 
     type: ClassVar[Literal["RUN_STARTED"]] = "RUN_STARTED"
+    """Event tag; every concrete event pins it to a single constant."""
     thread_id: str
+    """Id of the thread (conversation) the run is part of."""
     run_id: str
+    """Id of the run."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     protocol_version: str | UnsetType = UNSET
+    """Protocol version the producer itself implements (e.g. "1.0"), stated independently of the
+    input's version so a downgrade is visible at once; `msgspec.UNSET` for producers that predate
+    versioning.
+    """
     parent_run_id: str | UnsetType = UNSET
+    """Run that launched this one, when one agent starts another as an independent run instead of a
+    subagent.
+    """
     input: RunAgentInput | UnsetType = UNSET
+    """The RunAgentInput that started the run, echoed so consumers that did not send the request can
+    still see it.
+    """
 
 
 class RunFinishedEvent(
@@ -563,14 +813,32 @@ class RunFinishedEvent(
     """Signals that a run ended without error; run-level, hence never attributed to a subagent."""
 
     type: ClassVar[Literal["RUN_FINISHED"]] = "RUN_FINISHED"
+    """Event tag; every concrete event pins it to a single constant."""
     thread_id: str
+    """Id of the thread (conversation) the run is part of."""
     run_id: str
+    """Id of the run that ended."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     result: NonNullValue | UnsetType = UNSET
+    """Optional return value of the run; any non-null JSON."""
     outcome: RunFinishedOutcome | UnsetType = UNSET
+    """How the run ended; `msgspec.UNSET` means success, so producers that predate outcomes remain
+    conformant.
+    """
     usage: list[TokenUsage] | UnsetType = UNSET
+    """Token usage, one entry per provider/model pair (sum them for totals); covers every model call in
+    the run including its subagents', but not separate child runs, which report their own, nor, for
+    a resumed run, the calls of the interrupted one.
+    """
 
 
 class RunErrorEvent(
@@ -587,12 +855,25 @@ class RunErrorEvent(
     """
 
     type: ClassVar[Literal["RUN_ERROR"]] = "RUN_ERROR"
+    """Event tag; every concrete event pins it to a single constant."""
     message: str
+    """Human-readable error message."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     code: str | UnsetType = UNSET
+    """Optional machine-readable error code; free-form, with no fixed vocabulary."""
     usage: list[TokenUsage] | UnsetType = UNSET
+    """Token usage incurred before the failure, scoped like the RUN_FINISHED usage (the run's own calls
+    plus its subagents').
+    """
 
 
 class StepStartedEvent(
@@ -607,11 +888,23 @@ class StepStartedEvent(
     """Marks the start of a named step inside a run, for frameworks that have a step concept."""
 
     type: ClassVar[Literal["STEP_STARTED"]] = "STEP_STARTED"
+    """Event tag; every concrete event pins it to a single constant."""
     step_name: str
+    """Step name; the matching STEP_FINISHED repeats it."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class StepFinishedEvent(
@@ -626,11 +919,23 @@ class StepFinishedEvent(
     """Marks the end of a named step."""
 
     type: ClassVar[Literal["STEP_FINISHED"]] = "STEP_FINISHED"
+    """Event tag; every concrete event pins it to a single constant."""
     step_name: str
+    """Name of the step that ended."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ReasoningStartEvent(
@@ -645,11 +950,23 @@ class ReasoningStartEvent(
     """Begins a reasoning span, which may hold more than one reasoning message."""
 
     type: ClassVar[Literal["REASONING_START"]] = "REASONING_START"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the reasoning span that begins."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ReasoningMessageStartEvent(
@@ -664,12 +981,25 @@ class ReasoningMessageStartEvent(
     """Begins streaming a reasoning message."""
 
     type: ClassVar[Literal["REASONING_MESSAGE_START"]] = "REASONING_MESSAGE_START"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the reasoning message being streamed."""
     role: Literal["reasoning"]
+    """Always `reasoning`; mandatory with no default, following the existing SDKs."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ReasoningMessageContentEvent(
@@ -684,12 +1014,25 @@ class ReasoningMessageContentEvent(
     """Adds a piece of text to a reasoning message that is being streamed."""
 
     type: ClassVar[Literal["REASONING_MESSAGE_CONTENT"]] = "REASONING_MESSAGE_CONTENT"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the reasoning message receiving this text."""
     delta: str
+    """Text to add; may be empty."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ReasoningMessageEndEvent(
@@ -704,11 +1047,23 @@ class ReasoningMessageEndEvent(
     """Signals that a reasoning message's stream is complete."""
 
     type: ClassVar[Literal["REASONING_MESSAGE_END"]] = "REASONING_MESSAGE_END"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the reasoning message that is now complete."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ReasoningMessageChunkEvent(
@@ -723,12 +1078,25 @@ class ReasoningMessageChunkEvent(
     """Convenience event that replaces a reasoning message's start/content/end sequence."""
 
     type: ClassVar[Literal["REASONING_MESSAGE_CHUNK"]] = "REASONING_MESSAGE_CHUNK"
+    """Event tag; every concrete event pins it to a single constant."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     message_id: str | UnsetType = UNSET
+    """Reasoning message id; `msgspec.UNSET` continues the open one."""
     delta: str | UnsetType = UNSET
+    """Text to add; may be empty."""
 
 
 class ReasoningEndEvent(
@@ -743,11 +1111,23 @@ class ReasoningEndEvent(
     """Ends a reasoning span."""
 
     type: ClassVar[Literal["REASONING_END"]] = "REASONING_END"
+    """Event tag; every concrete event pins it to a single constant."""
     message_id: str
+    """Id of the reasoning span that ends."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class ReasoningEncryptedValueEvent(
@@ -764,13 +1144,29 @@ class ReasoningEncryptedValueEvent(
     """
 
     type: ClassVar[Literal["REASONING_ENCRYPTED_VALUE"]] = "REASONING_ENCRYPTED_VALUE"
+    """Event tag; every concrete event pins it to a single constant."""
     subtype: ReasoningEncryptedValueSubtype
+    """Whether `entity_id` refers to a message or a tool call, which determines where the value is
+    stored.
+    """
     entity_id: str
+    """Id of the message or tool call (according to `subtype`) that owns the value."""
     encrypted_value: str
+    """Opaque provider blob."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
 
 
 class SubagentStartedEvent(
@@ -788,15 +1184,33 @@ class SubagentStartedEvent(
     """
 
     type: ClassVar[Literal["SUBAGENT_STARTED"]] = "SUBAGENT_STARTED"
+    """Event tag; every concrete event pins it to a single constant."""
     subagent_run_id: SubagentRunId
+    """Id of the invocation being started."""
     name: str
+    """Subagent name, shared by every invocation of the same subagent (unlike `subagent_run_id`)."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     description: str | UnsetType = UNSET
+    """Human-facing summary of the subagent's purpose."""
     parent_subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Enclosing subagent invocation for nested delegation; `msgspec.UNSET` when the top-level agent
+    started it.
+    """
     parent_tool_call_id: str | UnsetType = UNSET
+    """Tool call that launched the subagent, when agents are offered to the model as tools, so
+    consumers need not dig into `raw_event`.
+    """
     parent_message_id: str | UnsetType = UNSET
+    """Message containing the launching tool call."""
 
 
 class SubagentFinishedEvent(
@@ -813,12 +1227,25 @@ class SubagentFinishedEvent(
     """
 
     type: ClassVar[Literal["SUBAGENT_FINISHED"]] = "SUBAGENT_FINISHED"
+    """Event tag; every concrete event pins it to a single constant."""
     subagent_run_id: SubagentRunId
+    """Id of the invocation whose segment ends."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     result: NonNullValue | UnsetType = UNSET
+    """Optional return value of the subagent; any non-null JSON, like the RUN_FINISHED result."""
     outcome: SubagentFinishedOutcome | UnsetType = UNSET
+    """How the segment ended; `msgspec.UNSET` means success, and suspension needs an explicit outcome
+    because it is neither success nor failure.
+    """
 
 
 class SubagentErrorEvent(
@@ -835,12 +1262,23 @@ class SubagentErrorEvent(
     """
 
     type: ClassVar[Literal["SUBAGENT_ERROR"]] = "SUBAGENT_ERROR"
+    """Event tag; every concrete event pins it to a single constant."""
     subagent_run_id: SubagentRunId
+    """Id of the failed invocation."""
     message: str
+    """Human-readable error message."""
     timestamp: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)] | UnsetType = UNSET
+    """Creation time as an integer within the JSON safe-integer range; the unit is not fixed by the
+    spec, but SDKs use Unix epoch milliseconds, and `msgspec.UNSET` means no timestamp.
+    """
     raw_event: NonNullValue | UnsetType = UNSET
+    """Original provider event this one was converted from, kept as-is for debugging (`raw_event` in
+    Python); any non-null JSON value.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the event."""
     code: str | UnsetType = UNSET
+    """Optional machine-readable error code (free-form)."""
 
 
 class RunFinishedSuccessOutcome(
@@ -857,7 +1295,12 @@ class RunFinishedSuccessOutcome(
     """
 
     type: ClassVar[Literal["success"]] = "success"
+    """Variant tag, always `success`."""
     pending_tool_call_ids: list[str] | UnsetType = UNSET
+    """Tool calls started in this run without a TOOL_CALL_RESULT, in call order, which the application
+    should answer in the messages of its next input; when absent or empty the consumer derives them
+    from the stream, otherwise the list must agree with the stream.
+    """
 
 
 class RunFinishedInterruptOutcome(
@@ -874,7 +1317,9 @@ class RunFinishedInterruptOutcome(
     """
 
     type: ClassVar[Literal["interrupt"]] = "interrupt"
+    """Variant tag, always `interrupt`."""
     interrupts: Annotated[list[Interrupt], Meta(min_length=1)]
+    """Pending interrupts; at least one is required so there is something to answer."""
 
 
 class RunFinishedCancelledOutcome(
@@ -891,6 +1336,7 @@ class RunFinishedCancelledOutcome(
     """
 
     type: ClassVar[Literal["cancelled"]] = "cancelled"
+    """Variant tag, always `cancelled`."""
 
 
 class SubagentFinishedSuccessOutcome(
@@ -905,6 +1351,7 @@ class SubagentFinishedSuccessOutcome(
     """The subagent finished its work, same as an omitted outcome."""
 
     type: ClassVar[Literal["success"]] = "success"
+    """Variant tag, always `success`."""
 
 
 class SubagentFinishedSuspendedOutcome(
@@ -921,7 +1368,11 @@ class SubagentFinishedSuspendedOutcome(
     """
 
     type: ClassVar[Literal["suspended"]] = "suspended"
+    """Variant tag, always `suspended`."""
     interrupt_ids: list[str] | UnsetType = UNSET
+    """Ids of run-level interrupts raised by this subagent itself; empty or `msgspec.UNSET` when only a
+    descendant interrupted.
+    """
 
 
 class Interrupt(
@@ -936,13 +1387,29 @@ class Interrupt(
     """
 
     id: str
+    """Interrupt id, referenced by the resume entry that answers it."""
     reason: str
+    """Free-form reason the run paused; deliberately not an enumeration."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     message: str | UnsetType = UNSET
+    """Optional human-readable prompt for the person answering."""
     tool_call_id: str | UnsetType = UNSET
+    """Tool call the interrupt is about, for tool approvals."""
     response_schema: dict[str, Any] | UnsetType = UNSET
+    """JSON Schema of the expected answer (e.g. to render a form), passed through unvalidated; only the
+    object form is allowed, matching the TypeScript and Python SDKs, so boolean schemas are rejected
+    (a known divergence).
+    """
     expires_at: str | UnsetType = UNSET
+    """Time after which the interrupt can no longer be answered, conventionally ISO 8601; a plain
+    string because producers disagree on the format, and a value that is not a date effectively
+    never expires.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the interrupt."""
 
 
 class ResumeEntry(
@@ -955,9 +1422,13 @@ class ResumeEntry(
     """Response to a single interrupt, included in the input of the follow-up run."""
 
     interrupt_id: str
+    """Id of the interrupt being answered."""
     status: ResumeEntryStatus
+    """`resolved` when answered, `cancelled` when abandoned."""
     payload: NonNullValue | UnsetType = UNSET
+    """Answer the agent will act on; any non-null JSON."""
     metadata: Metadata | UnsetType = UNSET
+    """Envelope data like signatures or routing keys, separate from the answer in `payload`."""
 
 
 class TokenUsage(
@@ -973,13 +1444,32 @@ class TokenUsage(
     """
 
     provider: str | UnsetType = UNSET
+    """Provider that handled the requests."""
     model: str | UnsetType = UNSET
+    """Model that handled the requests."""
     input_tokens: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """All billed prompt tokens, cache reads, cache writes and non-text input included; the cache
+    counts are subsets of it (producers fold them in when a provider reports them separately), and
+    it is capped at the JSON safe-integer maximum.
+    """
     output_tokens: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """All generated tokens, reasoning included; `reasoning_tokens` is a subset (producers fold it in
+    when a provider reports it separately).
+    """
     total_tokens: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """Input plus output tokens under this accounting; producers may compute it, and should copy a
+    provider's figure only if it is counted identically.
+    """
     reasoning_tokens: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """Subset of output tokens used for reasoning, when the provider reports it."""
     cached_input_tokens: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """Subset of input tokens served from a provider cache; does not overlap
+    `cache_write_input_tokens`.
+    """
     cache_write_input_tokens: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """Subset of input tokens written into a provider cache during this call, separate from cache reads
+    because providers price the two differently.
+    """
 
 
 class DeveloperMessage(
@@ -994,12 +1484,22 @@ class DeveloperMessage(
     """Message with instructions written by the application developer."""
 
     role: ClassVar[Literal["developer"]] = "developer"
+    """Author role; each message type fixes it to one value."""
     id: str
+    """Message id, unique within the conversation."""
     content: str
+    """Developer instruction text; required, as an empty developer message would convey nothing."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     name: str | UnsetType = UNSET
+    """Optional display name of the author."""
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider blob tied to this message, which the consumer keeps and returns on a later turn.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
 
 
 class SystemMessage(
@@ -1014,12 +1514,22 @@ class SystemMessage(
     """Message carrying system instructions."""
 
     role: ClassVar[Literal["system"]] = "system"
+    """Author role; each message type fixes it to one value."""
     id: str
+    """Message id, unique within the conversation."""
     content: str
+    """System instruction text; required."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     name: str | UnsetType = UNSET
+    """Optional display name of the author."""
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider blob tied to this message, which the consumer keeps and returns on a later turn.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
 
 
 class AssistantMessage(
@@ -1034,13 +1544,24 @@ class AssistantMessage(
     """Message produced by the agent; `content` may be absent when the turn only makes tool calls."""
 
     role: ClassVar[Literal["assistant"]] = "assistant"
+    """Author role; each message type fixes it to one value."""
     id: str
+    """Message id, unique within the conversation."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     name: str | UnsetType = UNSET
+    """Optional display name of the author."""
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider blob tied to this message, which the consumer keeps and returns on a later turn.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
     content: str | UnsetType = UNSET
+    """Text the agent produced, or `msgspec.UNSET` if there is none."""
     tool_calls: list[ToolCall] | UnsetType = UNSET
+    """Tool calls made during this turn (`tool_calls`)."""
 
 
 class UserMessage(
@@ -1055,12 +1576,22 @@ class UserMessage(
     """Message sent by the end user."""
 
     role: ClassVar[Literal["user"]] = "user"
+    """Author role; each message type fixes it to one value."""
     id: str
+    """Message id, unique within the conversation."""
     content: str | list[ContentPart]
+    """User input, as a string or, for multimodal input, an ordered list of content parts."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     name: str | UnsetType = UNSET
+    """Optional display name of the author."""
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider blob tied to this message, which the consumer keeps and returns on a later turn.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
 
 
 class ToolMessage(
@@ -1077,13 +1608,25 @@ class ToolMessage(
     """
 
     role: ClassVar[Literal["tool"]] = "tool"
+    """Always `tool`; declared directly because this message type does not extend BaseMessage."""
     id: str
+    """Message id."""
     content: str | list[ContentPart]
+    """Tool output, as a string or an ordered list of content parts; structured data is serialised to
+    text and media get parts of their own.
+    """
     tool_call_id: str
+    """Id of the tool call this message answers."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     error: str | UnsetType = UNSET
+    """Failure description when the tool failed; sits beside `content` so partial output is kept."""
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider blob tied to this message."""
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
 
 
 class ActivityMessage(
@@ -1100,11 +1643,20 @@ class ActivityMessage(
     """
 
     role: ClassVar[Literal["activity"]] = "activity"
+    """Always `activity`; declared directly because this message type does not extend BaseMessage.
+    """
     id: str
+    """Message id."""
     activity_type: str
+    """Producer-defined kind of activity (free-form)."""
     content: dict[str, Any]
+    """Activity payload: a JSON object with arbitrary keys."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
 
 
 class ReasoningMessage(
@@ -1121,11 +1673,20 @@ class ReasoningMessage(
     """
 
     role: ClassVar[Literal["reasoning"]] = "reasoning"
+    """Always `reasoning`; declared directly because this message type does not extend BaseMessage.
+    """
     id: str
+    """Message id."""
     content: str
+    """Plain-text reasoning content."""
     subagent_run_id: SubagentRunId | UnsetType = UNSET
+    """Subagent invocation that produced this (`subagent_run_id`); `msgspec.UNSET` means the top-level
+    agent did.
+    """
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider reasoning blob tied to this message."""
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for the message."""
 
 
 class ToolCall(
@@ -1140,10 +1701,17 @@ class ToolCall(
     """
 
     id: str
+    """Tool call id, echoed as `tool_call_id` by the answering tool message."""
     type: Literal["function"]
+    """Always `function`, the only kind of call modelled."""
     function: FunctionCall
+    """Name and arguments of the invoked function."""
     encrypted_value: str | UnsetType = UNSET
+    """Opaque provider blob tied to this tool call."""
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata for this call, kept per call rather than merged into the message so
+    that calls sharing a message stay independent of their order.
+    """
 
 
 class FunctionCall(
@@ -1156,7 +1724,11 @@ class FunctionCall(
     """Which function a tool call invokes and with which arguments."""
 
     name: str
+    """Name of the tool being invoked."""
     arguments: str
+    """Arguments as an unparsed JSON string, kept verbatim so that invalid JSON from a model reaches
+    the consumer instead of being lost.
+    """
 
 
 class TextPart(
@@ -1171,9 +1743,17 @@ class TextPart(
     """Text content part."""
 
     type: ClassVar[Literal["text"]] = "text"
+    """Variant tag, always `text`."""
     text: str
+    """Text content of the part."""
     id: str | UnsetType = UNSET
+    """Optional part id within the message, unused for now and reserved for matching streamed parts to
+    history.
+    """
     metadata: NonNullValue | UnsetType = UNSET
+    """Optional metadata of any non-null JSON type, e.g. the source and title of a search hit (there is
+    no dedicated search-result part).
+    """
 
 
 class ImagePart(
@@ -1188,9 +1768,15 @@ class ImagePart(
     """Image content part."""
 
     type: ClassVar[Literal["image"]] = "image"
+    """Variant tag, always `image`."""
     source: PartSource
+    """Source of the image data."""
     id: str | UnsetType = UNSET
+    """Optional part id, reserved like the TextPart one and currently unused."""
     metadata: NonNullValue | UnsetType = UNSET
+    """Optional metadata of any non-null JSON type rather than only objects, following the SDKs; a
+    documented divergence.
+    """
 
 
 class AudioPart(
@@ -1205,9 +1791,13 @@ class AudioPart(
     """Audio content part."""
 
     type: ClassVar[Literal["audio"]] = "audio"
+    """Variant tag, always `audio`."""
     source: PartSource
+    """Source of the audio data."""
     id: str | UnsetType = UNSET
+    """Optional part id, reserved like the TextPart one and currently unused."""
     metadata: NonNullValue | UnsetType = UNSET
+    """Optional metadata of any non-null JSON type, like the other media parts."""
 
 
 class VideoPart(
@@ -1222,9 +1812,13 @@ class VideoPart(
     """Video content part."""
 
     type: ClassVar[Literal["video"]] = "video"
+    """Variant tag, always `video`."""
     source: PartSource
+    """Source of the video data."""
     id: str | UnsetType = UNSET
+    """Optional part id, reserved like the TextPart one and currently unused."""
     metadata: NonNullValue | UnsetType = UNSET
+    """Optional metadata of any non-null JSON type, like the other media parts."""
 
 
 class DocumentPart(
@@ -1239,9 +1833,13 @@ class DocumentPart(
     """Document content part."""
 
     type: ClassVar[Literal["document"]] = "document"
+    """Variant tag, always `document`."""
     source: PartSource
+    """Source of the document data."""
     id: str | UnsetType = UNSET
+    """Optional part id, reserved like the TextPart one and currently unused."""
     metadata: NonNullValue | UnsetType = UNSET
+    """Optional metadata of any non-null JSON type, like the other media parts."""
 
 
 class DataSource(
@@ -1256,8 +1854,13 @@ class DataSource(
     """Source that embeds the bytes inline."""
 
     type: ClassVar[Literal["data"]] = "data"
+    """Variant tag, always `data`."""
     value: str
+    """Base64 data; `contentEncoding` is only an annotation in draft 2020-12, so malformed data
+    surfaces in the decoder, not in validation.
+    """
     mime_type: str
+    """Media type of the data; required because nothing else says how to interpret inline bytes."""
 
 
 class UrlSource(
@@ -1272,8 +1875,12 @@ class UrlSource(
     """Source pointing at a URL that consumers fetch when they need the bytes."""
 
     type: ClassVar[Literal["url"]] = "url"
+    """Variant tag, always `url`."""
     value: str
+    """URL of the resource; not restricted to the URI format so schemes already in use are accepted.
+    """
     mime_type: str | UnsetType = UNSET
+    """Optional media type, since the fetched response can supply it."""
 
 
 class FileSource(
@@ -1290,9 +1897,17 @@ class FileSource(
     """
 
     type: ClassVar[Literal["file"]] = "file"
+    """Variant tag, always `file`."""
     value: str
+    """Provider-issued handle, verbatim and opaque: consumers must never fetch, parse or extract a
+    scheme from it.
+    """
     provider: str | UnsetType = UNSET
+    """Optional issuer of the handle, ideally the lowercase vendor id also used by TokenUsage.provider
+    (e.g. `openai`), so peers can tell whether they can use it.
+    """
     mime_type: str | UnsetType = UNSET
+    """Optional media type, since the provider holding the file knows it."""
 
 
 class Context(
@@ -1307,7 +1922,9 @@ class Context(
     """
 
     description: str
+    """What the context entry represents, for the agent."""
     value: str
+    """Context content as a string."""
 
 
 class Tool(
@@ -1320,9 +1937,15 @@ class Tool(
     """Tool the agent is allowed to call."""
 
     name: str
+    """Name the agent uses to call the tool."""
     description: str
+    """Explanation of the tool that helps the agent decide when to use it."""
     parameters: NonNullValue | UnsetType = UNSET
+    """Optional JSON Schema of the tool's arguments, passed through unvalidated; absent and empty mean
+    the same, as in all three SDKs.
+    """
     metadata: Metadata | UnsetType = UNSET
+    """Optional free-form metadata, e.g. rendering or routing hints added by consumers."""
 
 
 class RunAgentInput(
@@ -1337,15 +1960,28 @@ class RunAgentInput(
     """
 
     thread_id: str
+    """Id of the thread (conversation) the run is part of."""
     run_id: str
+    """Id of the run."""
     messages: list[Message]
+    """Conversation history, oldest first."""
     protocol_version: str | UnsetType = UNSET
+    """Protocol version the client implements (e.g. "1.0"), sent in the payload so recorded exchanges
+    describe themselves; `msgspec.UNSET` for clients that predate versioning.
+    """
     parent_run_id: str | UnsetType = UNSET
+    """Run that launched this one, if any."""
     state: NonNullValue | UnsetType = UNSET
+    """Initial state for the run."""
     tools: list[Tool] | UnsetType = UNSET
+    """Tools available to the agent; `msgspec.UNSET` means no tools."""
     context: list[Context] | UnsetType = UNSET
+    """Background context entries; `msgspec.UNSET` means none."""
     forwarded_props: NonNullValue | UnsetType = UNSET
+    """Application-defined data handed to the agent unchanged (`forwarded_props`); any non-null JSON.
+    """
     resume: list[ResumeEntry] | UnsetType = UNSET
+    """Answers to the interrupts of an earlier run that this run continues."""
 
 
 class SubagentInfo(
@@ -1358,7 +1994,9 @@ class SubagentInfo(
     """Subagent that a parent agent is able to invoke."""
 
     name: str
+    """Unique subagent name or id."""
     description: str | UnsetType = UNSET
+    """The subagent's specialty, useful for agent pickers in client UIs."""
 
 
 class IdentityCapabilities(
@@ -1373,12 +2011,19 @@ class IdentityCapabilities(
     """
 
     name: str | UnsetType = UNSET
+    """Display name for UIs and agent pickers."""
     type: str | UnsetType = UNSET
+    """Framework or platform running the agent, e.g. "langgraph" or "crewai"."""
     description: str | UnsetType = UNSET
+    """Summary of the agent's purpose, for users and for routing."""
     version: str | UnsetType = UNSET
+    """Semantic version of the agent, e.g. "1.2.0", for compatibility checks."""
     provider: str | UnsetType = UNSET
+    """Organisation or team maintaining the agent."""
     documentation_url: str | UnsetType = UNSET
+    """Link to documentation or a homepage."""
     metadata: Metadata | UnsetType = UNSET
+    """Free-form identity data specific to an integration."""
 
 
 class TransportCapabilities(
@@ -1393,10 +2038,15 @@ class TransportCapabilities(
     """
 
     streaming: bool | UnsetType = UNSET
+    """True if responses are streamed over SSE (the common case)."""
     websocket: bool | UnsetType = UNSET
+    """True if long-lived WebSocket connections are accepted."""
     http_binary: bool | UnsetType = UNSET
+    """True if the binary AG-UI encoding (protobuf over HTTP) is supported."""
     push_notifications: bool | UnsetType = UNSET
+    """True if asynchronous updates can be pushed via webhooks after a run ends."""
     resumable: bool | UnsetType = UNSET
+    """True if interrupted streams can be resumed using sequence numbers."""
 
 
 class ToolsCapabilities(
@@ -1411,9 +2061,16 @@ class ToolsCapabilities(
     """
 
     supported: bool | UnsetType = UNSET
+    """Whether tool calling is available at all; false disables it even when `items` is non-empty.
+    """
     items: list[Tool] | UnsetType = UNSET
+    """Tools built into the agent, with full JSON Schema definitions; distinct from client tools in
+    RunAgentInput.tools.
+    """
     parallel_calls: bool | UnsetType = UNSET
+    """True if several tools can run concurrently in one step."""
     client_provided: bool | UnsetType = UNSET
+    """True if client-supplied tools are accepted and used at runtime."""
 
 
 class OutputCapabilities(
@@ -1426,7 +2083,11 @@ class OutputCapabilities(
     """Supported output formats, including schema-conforming structured output for programmatic use."""
 
     structured_output: bool | UnsetType = UNSET
+    """True if the agent can return JSON that conforms to a supplied schema."""
     supported_mime_types: list[str] | UnsetType = UNSET
+    """Media types the agent can emit, e.g. `text/plain` or `application/json`; leave unset when it
+    only emits plain text.
+    """
 
 
 class StateCapabilities(
@@ -1439,9 +2100,15 @@ class StateCapabilities(
     """How the agent manages shared state and whether memory carries over between runs."""
 
     snapshots: bool | UnsetType = UNSET
+    """True if STATE_SNAPSHOT events (full replacement) are emitted."""
     deltas: bool | UnsetType = UNSET
+    """True if STATE_DELTA (JSON Patch) updates are emitted."""
     memory: bool | UnsetType = UNSET
+    """True if the agent remembers beyond the current thread, e.g. through a vector store, knowledge
+    base or cross-session recall.
+    """
     persistent_state: bool | UnsetType = UNSET
+    """True if state survives between runs of the same thread; false means it resets every run."""
 
 
 class MultiAgentCapabilities(
@@ -1454,9 +2121,13 @@ class MultiAgentCapabilities(
     """Support for orchestrating other agents or handing work to them."""
 
     supported: bool | UnsetType = UNSET
+    """True if the agent takes part in any kind of multi-agent coordination."""
     delegation: bool | UnsetType = UNSET
+    """True if subtasks can be delegated to other agents while keeping control."""
     handoffs: bool | UnsetType = UNSET
+    """True if the whole conversation can be handed over to another agent."""
     subagents: list[SubagentInfo] | UnsetType = UNSET
+    """Subagents the agent can call, useful for agent pickers in client UIs."""
 
 
 class ReasoningCapabilities(
@@ -1469,8 +2140,13 @@ class ReasoningCapabilities(
     """Whether and how the agent exposes its reasoning, such as chain-of-thought or extended thinking."""
 
     supported: bool | UnsetType = UNSET
+    """True if reasoning tokens are visible to the client."""
     streaming: bool | UnsetType = UNSET
+    """True if reasoning is streamed incrementally rather than delivered in one piece."""
     encrypted: bool | UnsetType = UNSET
+    """True if reasoning is encrypted (zero data retention), so clients receive opaque
+    `encrypted_value` fields instead of text.
+    """
 
 
 class MultimodalInputCapabilities(
@@ -1485,10 +2161,17 @@ class MultimodalInputCapabilities(
     """
 
     image: bool | UnsetType = UNSET
+    """True if image input such as screenshots or photos is understood."""
     audio: bool | UnsetType = UNSET
+    """True if audio input such as speech or recordings is understood."""
     video: bool | UnsetType = UNSET
+    """True if video input is understood."""
     pdf: bool | UnsetType = UNSET
+    """True if PDF documents are understood."""
     file: bool | UnsetType = UNSET
+    """True if arbitrary files not covered by the image, audio, video or document parts are accepted;
+    unrelated to how a file is delivered (inline data, URL or provider handle).
+    """
 
 
 class MultimodalOutputCapabilities(
@@ -1501,7 +2184,9 @@ class MultimodalOutputCapabilities(
     """Output modalities the agent can generate, so clients can prepare for rich responses."""
 
     image: bool | UnsetType = UNSET
+    """True if images can be generated in responses."""
     audio: bool | UnsetType = UNSET
+    """True if audio, such as synthesised speech or audio files, can be produced."""
 
 
 class MultimodalCapabilities(
@@ -1516,7 +2201,9 @@ class MultimodalCapabilities(
     """
 
     input: MultimodalInputCapabilities | UnsetType = UNSET
+    """Accepted input modalities (image, audio, video, PDF, file)."""
     output: MultimodalOutputCapabilities | UnsetType = UNSET
+    """Produced output modalities (image, audio)."""
 
 
 class ExecutionCapabilities(
@@ -1531,9 +2218,15 @@ class ExecutionCapabilities(
     """
 
     code_execution: bool | UnsetType = UNSET
+    """True if code (e.g. Python or JavaScript) can be executed during a run."""
     sandboxed: bool | UnsetType = UNSET
+    """True if code runs in an isolated sandbox; relevant only when `code_execution` is true."""
     max_iterations: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """Upper bound on tool-call or reasoning iterations per run, useful for progress display and
+    timeouts.
+    """
     max_execution_time: Annotated[int, Meta(ge=0, le=9007199254740991)] | UnsetType = UNSET
+    """Upper bound, in milliseconds of wall-clock time, on a run before it times out."""
 
 
 class HumanInTheLoopCapabilities(
@@ -1546,11 +2239,24 @@ class HumanInTheLoopCapabilities(
     """Support for pausing so a human can give input, approval or feedback."""
 
     supported: bool | UnsetType = UNSET
+    """True if humans can be brought into the loop in any way."""
     approvals: bool | UnsetType = UNSET
+    """True if the agent can ask for explicit approval before sensitive actions such as sending email
+    or deleting data.
+    """
     interventions: bool | UnsetType = UNSET
+    """True if humans can step in and change the agent's plan during execution."""
     feedback: bool | UnsetType = UNSET
+    """True if user feedback (ratings, corrections) is used to adjust behaviour within the session.
+    """
     interrupts: bool | UnsetType = UNSET
+    """True if the agent uses AG-UI interrupts: it ends runs with an interrupt outcome on RUN_FINISHED
+    and takes the answers through RunAgentInput.resume.
+    """
     approve_with_edits: bool | UnsetType = UNSET
+    """True if resume payloads for tool-call interrupts may include `editedArgs`; relevant only when
+    `interrupts` is true.
+    """
 
 
 class AgentCapabilities(
@@ -1566,16 +2272,29 @@ class AgentCapabilities(
     """
 
     identity: IdentityCapabilities | UnsetType = UNSET
+    """Identity and descriptive metadata."""
     transport: TransportCapabilities | UnsetType = UNSET
+    """Supported transports (SSE, WebSocket, binary, ...)."""
     tools: ToolsCapabilities | UnsetType = UNSET
+    """Built-in tools and tool-calling settings."""
     output: OutputCapabilities | UnsetType = UNSET
+    """Output formats (structured output, media types)."""
     state: StateCapabilities | UnsetType = UNSET
+    """Shared state and memory (snapshot, delta and persistence support)."""
     multi_agent: MultiAgentCapabilities | UnsetType = UNSET
+    """Coordination with other agents: delegation, handoffs, subagents."""
     reasoning: ReasoningCapabilities | UnsetType = UNSET
+    """Reasoning exposure, including chain-of-thought and encrypted reasoning."""
     multimodal: MultimodalCapabilities | UnsetType = UNSET
+    """Multimodal input and output: images, audio, video and files."""
     execution: ExecutionCapabilities | UnsetType = UNSET
+    """Execution features and limits such as code execution, timeouts and iteration caps."""
     human_in_the_loop: HumanInTheLoopCapabilities | UnsetType = UNSET
+    """Human-in-the-loop features: approvals, interventions and feedback."""
     custom: dict[str, Any] | UnsetType = UNSET
+    """Open mapping for capabilities specific to an integration that the standard categories do not
+    cover; values may be any JSON.
+    """
 
 
 class AddOperation(
@@ -1589,8 +2308,11 @@ class AddOperation(
     """Adds `value` at `path` (RFC 6902 §4.1)."""
 
     op: ClassVar[Literal["add"]] = "add"
+    """Always `add`."""
     path: JsonPointer
+    """Location to add the value at."""
     value: Any
+    """Value to add; any JSON, null included."""
 
 
 class RemoveOperation(
@@ -1604,7 +2326,9 @@ class RemoveOperation(
     """Deletes the value at `path` (RFC 6902 §4.2)."""
 
     op: ClassVar[Literal["remove"]] = "remove"
+    """Always `remove`."""
     path: JsonPointer
+    """Location of the value to delete."""
 
 
 class ReplaceOperation(
@@ -1618,8 +2342,11 @@ class ReplaceOperation(
     """Overwrites the value at `path` (RFC 6902 §4.3)."""
 
     op: ClassVar[Literal["replace"]] = "replace"
+    """Always `replace`."""
     path: JsonPointer
+    """Location of the value to overwrite."""
     value: Any
+    """New value; any JSON, null included."""
 
 
 class MoveOperation(
@@ -1633,8 +2360,11 @@ class MoveOperation(
     """Relocates the value at `from` to `path` (RFC 6902 §4.4)."""
 
     op: ClassVar[Literal["move"]] = "move"
+    """Always `move`."""
     from_: JsonPointer
+    """Source location of the move."""
     path: JsonPointer
+    """Target location of the move."""
 
 
 class CopyOperation(
@@ -1648,8 +2378,11 @@ class CopyOperation(
     """Duplicates the value at `from` into `path` (RFC 6902 §4.5)."""
 
     op: ClassVar[Literal["copy"]] = "copy"
+    """Always `copy`."""
     from_: JsonPointer
+    """Source location of the copy."""
     path: JsonPointer
+    """Target location of the copy."""
 
 
 class TestOperation(
@@ -1663,8 +2396,11 @@ class TestOperation(
     """Checks that the value at `path` equals `value` (RFC 6902 §4.6)."""
 
     op: ClassVar[Literal["test"]] = "test"
+    """Always `test`."""
     path: JsonPointer
+    """Location of the value to check."""
     value: Any
+    """Expected value; any JSON, null included."""
 
 
 Event: TypeAlias = (
@@ -2014,8 +2750,17 @@ OPEN_UNION_FIELDS: dict[type[Struct], dict[str, Any]] = {
 }
 """Fields carried as dicts so unknown members survive; each item must convert to the union."""
 
-event_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
-"""Strict decoder: one JSON event into its Struct."""
+event_decoder: msgspec.json.Decoder[Event]
+"""Strict decoder: one JSON event into its Struct. Made on first use, and kept: making it
+resolves every event's types, which costs more than the rest of the module's import."""
 
 encoder = msgspec.json.Encoder()
 """Encoder for any Struct here: absent fields are omitted, never written as null."""
+
+if not TYPE_CHECKING:  # type checkers read event_decoder's declaration above
+
+    def __getattr__(name: str) -> Any:
+        if name == "event_decoder":
+            decoder = globals()["event_decoder"] = msgspec.json.Decoder(Event)
+            return decoder
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

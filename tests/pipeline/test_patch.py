@@ -638,8 +638,9 @@ def test_with_the_defaults_a_small_patch_builds_little() -> None:
     result, peak = peak_bytes(lambda: consume(body))
     assert result.violation is not None
     assert result.violation.rule == "state-too-large"
-    # A 1.7 KB patch may build 1 MiB + 16 times its size: a few MB of memory at most.
-    assert peak < 16 * MiB
+    # A 1.7 KB patch may build 1 MiB + 16 times its size as JSON; as Python objects that peaks
+    # at 15.7 MiB on 3.11-3.13 and 18.8 MiB on 3.10, whose objects are larger.
+    assert peak < 20 * MiB
 
 
 def test_a_patch_ending_in_a_failing_test_does_bounded_work_and_keeps_the_state() -> None:

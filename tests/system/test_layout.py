@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "agui_msgspec"
 
 # Lowest first: a module may import its own layer and the layers before it, never after.
 LAYERS: list[set[str]] = [
-    {"_errors", "_rules"},
+    {"_errors", "_rules", "__about__"},
     {"_versions", "_json"},
     {"v1_0", "v1_1", "v1_0_wire", "v1_1_wire"},  # generated bindings: msgspec only
     {"_documents"},

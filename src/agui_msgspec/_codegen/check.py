@@ -42,6 +42,9 @@ CLASS_BODY_NAMES = frozenset(
 MODULE_NAMES = CLASS_BODY_NAMES | {
     "annotations",
     "TypeAlias",
+    "TYPE_CHECKING",
+    "globals",  # the lazy event_decoder's
+    "AttributeError",
     "msgspec",
     "Struct",
     "frozenset",

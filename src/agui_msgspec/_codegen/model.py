@@ -62,6 +62,7 @@ class FieldSpec:
     default: str | None
     explicit_name: bool
     pointer: str  # the property in the schema
+    doc: str = ""  # the property's description, written as the attribute's docstring
 
 
 @dataclass
@@ -72,6 +73,7 @@ class StructSpec:
     fields: list[FieldSpec]
     tag_field: str | None = None
     tag: str | None = None
+    tag_doc: str = ""
 
     @property
     def tag_attr(self) -> str | None:
@@ -412,7 +414,17 @@ class _Reader:
             union = self._open_union_of(name, spec.wire)
             if union:
                 self.bindings.open_union_fields.append((name, spec.attr, union))
-        return StructSpec(name, doc, self._is_closed(name), fields, tag_field, tag)
+        tag_doc = self._description(name, tag_field) if tag_field else ""
+        return StructSpec(name, doc, self._is_closed(name), fields, tag_field, tag, tag_doc)
+
+    def _description(self, name: str, wire: str) -> str:
+        """A property's description, from the definition or else the mixin that describes it
+        (an event's ``type`` pins a const; ``BaseEvent`` says what it is)."""
+        for owner in [name, *reversed(self._mixins(name))]:
+            doc = short_doc(self.defs[owner].get("properties", {}).get(wire, {}))
+            if doc:
+                return doc
+        return ""
 
     def _open_union_of(self, name: str, wire: str) -> str | None:
         """The open union a field carries as dicts, directly or as list items."""
@@ -468,7 +480,11 @@ class _Reader:
             attr = self._check_attr(snake_case(wire), at)
             default = None if f.default is None or f.required else _literal(f.default)
             explicit = camel_case(attr) != wire
-            specs.append(FieldSpec(attr, wire, annotation, bool(f.required), default, explicit, at))
+            specs.append(
+                FieldSpec(
+                    attr, wire, annotation, bool(f.required), default, explicit, at, short_doc(raw)
+                )
+            )
         return specs
 
     def _collect_inline_enums(self) -> None:

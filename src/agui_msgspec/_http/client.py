@@ -32,12 +32,12 @@ itself (``_http/inflate.py``), at most :data:`INFLATE_PIECE` bytes at a time, ea
 the next is made: memory stays within ``max_event_size`` and a piece, whatever
 the compression ratio.
 
-httpx is the optional ``http`` extra, imported only when an agent is made.
+httpx is the optional ``http`` extra, imported only when an agent is made; asyncio (and the
+ssl and socket it brings) only when a run starts, so ``import agui_msgspec`` stays light.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import zlib
 from collections.abc import (
@@ -243,6 +243,8 @@ class HttpAgent:
     def run_sync(self, input: RunInput) -> RunResult:
         """:meth:`run_agent` for code without an event loop (it runs one); from inside a running
         loop it raises :class:`UsageError` (await :meth:`run_agent` there)."""
+        import asyncio  # noqa: PLC0415
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # no loop running: the one case run_sync is for
@@ -374,6 +376,8 @@ class RunStream:
             raise self._failure
         if self._response is not None:
             return
+        import asyncio  # noqa: PLC0415
+
         import httpx  # noqa: PLC0415
 
         agent = self._agent
@@ -508,6 +512,8 @@ class RunStream:
 
     def _time_the_open_event(self) -> None:
         """Start the clock on an event whose first bytes came, or stop it once none is open."""
+        import asyncio  # noqa: PLC0415
+
         timeout = self._agent.event_timeout
         if not self._consumer.inside_event or timeout is None:
             self._event_due_at = None
@@ -518,6 +524,8 @@ class RunStream:
         """Await ``step``, or raise ``_DeadlinePassed`` once the run's deadline passes (or
         ``_EventOverdue`` once an open event's): a timer cancels the wait, as
         ``asyncio.timeout`` does (Python 3.11+)."""
+        import asyncio  # noqa: PLC0415
+
         deadline_at, passed = self._deadline_at, _DeadlinePassed
         event_due_at = self._event_due_at
         if event_due_at is not None and (deadline_at is None or event_due_at < deadline_at):
