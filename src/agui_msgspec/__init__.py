@@ -10,6 +10,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from agui_msgspec import v1_1
+from agui_msgspec.__about__ import __version__ as __version__
 from agui_msgspec._errors import (
     AguiError,
     ChunkViolation,
@@ -26,13 +27,22 @@ from agui_msgspec._errors import (
 from agui_msgspec._http.client import HttpAgent, RunResult, RunStream
 from agui_msgspec._official import from_official, to_official
 from agui_msgspec._pipeline import input as _input
-from agui_msgspec._pipeline.consumer import Consumer, Result, consume, consume_body
+from agui_msgspec._pipeline.consumer import (
+    Consumer,
+    Result,
+    VerifyingConsumer,
+    consume,
+    consume_body,
+)
+from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 from agui_msgspec._pipeline.input import build_run_input, parse_run_input
 from agui_msgspec._pipeline.lifecycle import Run, RunStatus
 from agui_msgspec._serve.guard import GuardReport, ProducerGuard
 from agui_msgspec._serve.response import EventStream, negotiate_media_type
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._tools.generate import generate
+from agui_msgspec._tools.render import render_json, render_junit, render_sarif, render_text
+from agui_msgspec._tools.verify import Finding, Report, ReportEvent, StateStep, verify
 from agui_msgspec._versions import LATEST_VERSION as _LATEST_VERSION
 from agui_msgspec._versions import SUPPORTED_VERSIONS
 from agui_msgspec._wire.protobuf import (
@@ -169,6 +179,21 @@ __all__ = [  # noqa: RUF022  (grouped by concern, as the docs index them, not so
     "RunStatus",
     "consume",
     "consume_body",
+    # Decoding alone: the tolerant decode with no lifecycle, and the verdict with no conversation
+    "Decoder",
+    "VerifyingConsumer",
+    "decode",
+    "decode_message",
+    # Verifying a producer: every finding of a stream, and the report in CI formats
+    "Finding",
+    "Report",
+    "ReportEvent",
+    "StateStep",
+    "render_json",
+    "render_junit",
+    "render_sarif",
+    "render_text",
+    "verify",
     # The run input: the server's reading of a request body, the client's outgoing check
     "build_run_input",
     "parse_run_input",

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from strategies import valid_streams
 
 from agui_msgspec import Consumer, MalformedEvent, ProtocolViolation, v1_0, v1_1
-from agui_msgspec._pipeline.decode import Decoder, decode, decode_input, decode_message
+from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 from agui_msgspec._pipeline.expand import Expander
 
 Wire = dict[str, Any]
@@ -171,21 +171,6 @@ def test_warnings_are_kept_bounded() -> None:
 
 
 # --- inputs and messages -------------------------------------------------------------------
-
-
-def test_decode_input_strips_and_types() -> None:
-    warnings: list[str] = []
-    body = {"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [], "x": 1}
-    typed = decode_input(json.dumps(body), on_warning=warnings.append)
-    assert type(typed) is v1_1.RunAgentInput
-    assert typed.thread_id == "t"
-    assert warnings == ["input /x: removed unrecognised property"]
-
-
-def test_decode_input_rejects_a_body_that_is_not_json() -> None:
-    with pytest.raises(MalformedEvent) as raised:
-        decode_input(b"{")
-    assert raised.value.rule == "malformed-input"
 
 
 def test_decode_message_strips_and_types() -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from agui_msgspec import Consumer, v1_0, v1_1
-from agui_msgspec._pipeline.decode import Decoder, decode, decode_input, decode_message
+from agui_msgspec import Consumer, parse_run_input, v1_0, v1_1
+from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 
 START = msgspec.json.encode({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
 
@@ -37,7 +37,7 @@ def test_version_1_0_returns_v1_0_events() -> None:
 
 def test_inputs_and_messages_are_typed() -> None:
     body = b'{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[]}'
-    typed: v1_1.RunAgentInput = decode_input(body)
+    typed: v1_1.RunAgentInput = parse_run_input(body)
     message: v1_1.Message | None = decode_message(b'{"id":"m","role":"user","content":"hi"}')
     assert typed.thread_id == "t"
     assert message is not None

@@ -9,8 +9,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import agui_msgspec
 from agui_msgspec import __about__
 
@@ -58,11 +56,6 @@ def test_no_module_but_the_package_init_imports_the_1_0_bindings() -> None:
         assert importers.get(bindings, "__init__.py") == "__init__.py", importers
 
 
-@pytest.mark.xfail(
-    reason="agui_msgspec/__init__.py imports v1_0 eagerly until the api change makes it lazy "
-    "(module __getattr__)",
-    strict=False,
-)
 def test_import_leaves_the_1_0_bindings_unloaded() -> None:
     loaded = imported_by_the_package()["loaded"]
     assert isinstance(loaded, list)
@@ -79,10 +72,5 @@ def test_the_version_is_the_installed_metadata_version() -> None:
     assert __about__.__version__ == importlib.metadata.version("agui-msgspec")
 
 
-@pytest.mark.xfail(
-    reason="agui_msgspec/__init__.py re-exports __version__ from __about__ with the api change",
-    raises=AttributeError,
-    strict=False,
-)
 def test_the_package_says_its_version() -> None:
     assert agui_msgspec.__version__ == __about__.__version__

@@ -24,7 +24,6 @@ from agui_msgspec._errors import MalformedEvent, too_deep
 from agui_msgspec._json import json_kind, pointer_from_msgspec
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility, translate_message
 from agui_msgspec._pipeline.enforce import Enforcer
-from agui_msgspec._pipeline.input import read_input, typed_input
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 
@@ -44,8 +43,6 @@ else:
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,
 returns the (possibly changed) dict, or None to drop the event."""
-
-_TEXT_TYPES = (bytes, bytearray, memoryview, str)
 
 
 class Decoder(Generic[EventT]):
@@ -212,37 +209,6 @@ def decode(
     """One payload, decoded tolerantly as event 0 (see :class:`Decoder`): the typed event,
     or None for a dropped one. Warnings go to ``on_warning``."""
     return Decoder(version, on_warning).decode(payload)
-
-
-@overload
-def decode_input(
-    body: Any, version: Literal["1.1"] = "1.1", on_warning: Callable[[str], None] | None = ...
-) -> v1_1.RunAgentInput: ...
-@overload
-def decode_input(
-    body: Any, version: Literal["1.0"], on_warning: Callable[[str], None] | None = ...
-) -> v1_0.RunAgentInput: ...
-@overload
-def decode_input(
-    body: Any, version: VersionLike, on_warning: Callable[[str], None] | None = ...
-) -> Any: ...
-def decode_input(
-    body: Any,
-    version: VersionLike = LATEST_VERSION,
-    on_warning: Callable[[str], None] | None = None,
-) -> Any:
-    """A ``RunAgentInput`` (JSON text, a wire-named dict, a Struct or an official model) as
-    this version's Struct, read as ``read_input`` reads a request body: unknown material
-    stripped with a warning to ``on_warning``; a malformed body raises
-    ``MalformedEvent(rule="malformed-input")``."""
-    bindings = bindings_for(version)
-    if isinstance(body, _TEXT_TYPES):
-        try:
-            body = msgspec.json.decode(body)
-        except (msgspec.DecodeError, UnicodeError, RecursionError):
-            read_input(body, bindings)  # raises the malformed-input that says what is wrong
-            raise
-    return typed_input(body, bindings, on_warning or _ignore)
 
 
 @overload
