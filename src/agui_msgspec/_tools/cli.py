@@ -48,6 +48,7 @@ from agui_msgspec._tools.render import (
     summary_lines,
     verdict_line,
 )
+from agui_msgspec._tools.render_html import render_html
 from agui_msgspec._tools.verify import (
     DEFAULT_MAX_VIOLATIONS,
     Report,
@@ -65,7 +66,7 @@ from agui_msgspec._versions import (
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
-FORMATS = ("text", "json", "sarif", "junit")
+FORMATS = ("text", "json", "sarif", "junit", "html")
 CHECK_EXIT_CODES = """exit codes:
   0  pass: accepted, and no finding at --fail-on or above, nor more than --max-warnings
   1  fail: rejected, or failed by --fail-on / --max-warnings
@@ -106,7 +107,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "--format",
         action="append",
         choices=FORMATS,
-        help="text (default), json, sarif or junit; repeat for several, each with its --output",
+        help="text (default), json, sarif, junit or html; repeat for several, each with its --output",
     )
     check.add_argument(
         "--output",
@@ -341,7 +342,7 @@ def _check(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
     try:
         verifier = _Verifier(
             bindings_for(version), input, None, args.first, DEFAULT_MAX_VIOLATIONS, levels,
-            keep_events="json" in formats and not args.summary,
+            keep_events=bool({"json", "html"} & set(formats)) and not args.summary,
             on_event=tally.show_event,
             on_finding=(lambda finding: out.line(f"        {finding_line(finding)}"))
             if live else None,
@@ -407,6 +408,8 @@ def _rendered(kind: str, report: Report, name: str, *, group: bool) -> str:
         return render_sarif(report, artifact=name) + "\n"
     if kind == "junit":
         return render_junit(report, name=name)
+    if kind == "html":
+        return render_html(report, title=name)
     return render_text(report, group=group)
 
 
