@@ -37,6 +37,13 @@ from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate
+from agui_msgspec._tools.probe import (
+    DEFAULT_GAP,
+    probe,
+    probe_document,
+    render_probe_text,
+)
+from agui_msgspec._tools.probe import failed as probe_failed
 from agui_msgspec._tools.render import (
     event_line,
     finding_line,
@@ -49,7 +56,7 @@ from agui_msgspec._tools.render import (
     summary_lines,
     verdict_line,
 )
-from agui_msgspec._tools.render_html import render_html
+from agui_msgspec._tools.render_html import render_html, render_html_steps
 from agui_msgspec._tools.verify import (
     DEFAULT_MAX_VIOLATIONS,
     Report,
@@ -78,6 +85,11 @@ RUN_EXIT_CODES = """exit codes (check's, for the stream the agent sent):
      gives the run's status
   1  rejected, or no stream: the agent cannot be reached or answered an HTTP error
   2  usage: a bad option, an unreadable or malformed --input, --tool or --state"""
+PROBE_FORMATS = ("text", "json", "html")
+PROBE_EXIT_CODES = """exit codes:
+  0  every step passed or was skipped (a skipped step says why)
+  1  a step failed: a rejected stream, a transport violation, no answer
+  2  usage: a bad option, an unwritable --output"""
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 READ_CHUNK = 1024 * 1024
 """``check`` reads its input at most this many bytes at a time."""
@@ -203,6 +215,38 @@ def _main(argv: Sequence[str] | None) -> int:
     run.add_argument(
         "--deadline", type=_seconds, default=None, help="seconds the whole run may take (no bound)"
     )
+    probe_command = commands.add_parser(
+        "probe",
+        help="a battery of runs against a live agent, with transport diagnostics",
+        description="POST a battery of RunAgentInputs to an agent (a plain message, protobuf, "
+        "a frontend tool and its answer, state, a client that leaves, a resume) and judge each "
+        "stream and how it arrived (content type, data-less lines, one-chunk bodies, gaps, "
+        "drops; each event's arrival time).",
+        epilog=PROBE_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    probe_command.add_argument("url", help="the agent endpoint")
+    _add_version_options(probe_command)
+    probe_command.add_argument(
+        "--format", action="append", choices=PROBE_FORMATS,
+        help="text (default), json or html; repeat for several, each with its --output",
+    )  # fmt: skip
+    probe_command.add_argument(
+        "--output", action="append", type=Path, metavar="FILE",
+        help="where the --format of the same position goes (default: standard output)",
+    )  # fmt: skip
+    probe_command.add_argument("--html", type=Path, metavar="FILE", help="also write the page")
+    probe_command.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE",
+        help="a header sent with every request (authorization, say); repeatable",
+    )  # fmt: skip
+    probe_command.add_argument(
+        "--timeout", type=_seconds, default=60.0, help="seconds to wait for each byte (default 60)"
+    )
+    probe_command.add_argument(
+        "--gap", type=_seconds, default=DEFAULT_GAP,
+        help=f"seconds without a byte that a keep-alive should fill (default {DEFAULT_GAP:g})",
+    )  # fmt: skip
     gen = commands.add_parser("generate", help="write bindings for an AG-UI schema file")
     gen.add_argument("schema", type=Path, help="the AG-UI schema.json to read")
     gen.add_argument("--out", type=Path, required=True, help="the folder to write the module into")
@@ -227,6 +271,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _check(args, version, out)
     if args.command == "conformance":
         return _conformance(args.folder, version, out)
+    if args.command == "probe":
+        return _probe(args, version, out)
     agent_options = {"timeout": args.timeout, "deadline": args.deadline}
     try:
         input = run_input(args)
@@ -563,6 +609,54 @@ def _as_json(result: Result) -> dict[str, Any]:
         "messages": result.messages,
         "state": result.state,
     }
+
+
+def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
+    formats: list[str] = list(args.format or ["text"])
+    outputs: list[Path] = list(args.output or [])
+    if args.html is not None:  # after the pairs, so it shifts none of them
+        formats.insert(len(outputs), "html")
+        outputs.append(args.html)
+    if len(outputs) > len(formats) or len(formats) - len(outputs) > 1:
+        _error("each --output needs its --format, and only one goes to standard output")
+        return EXIT_USAGE
+    headers = {}
+    for text in args.header:
+        name, colon, value = text.partition(":")
+        if not colon:
+            _error(f"--header takes NAME:VALUE, not {text!r}")
+            return EXIT_USAGE
+        headers[name.strip()] = value.strip()
+    try:
+        steps = probe(
+            args.url, headers=headers, timeout=args.timeout, gap=args.gap, version=version
+        )
+    except (ImportError, UsageError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    for position, kind in enumerate(formats):
+        if kind == "json":
+            text = msgspec.json.encode(probe_document(steps)).decode() + "\n"
+        elif kind == "html":
+            text = render_html_steps(
+                [(f"{s.name}: {s.outcome}", s.report) for s in steps if s.report is not None],
+                title=f"AG-UI probe of {args.url}",
+            )
+        else:
+            text = render_probe_text(steps)
+        if position < len(outputs):
+            try:
+                outputs[position].write_text(text, encoding="utf-8")
+            except OSError as exc:
+                _error(f"cannot write {outputs[position]}: {exc.strerror}")
+                return EXIT_USAGE
+        elif kind == "text":
+            for line in text.splitlines():
+                out.line(line)
+        else:
+            out.json(text.rstrip("\n"))
+    out.flush()
+    return EXIT_REJECTED if probe_failed(steps) else EXIT_ACCEPTED
 
 
 def _conformance(folder: Path, version: VersionLike, out: _Output) -> int:
