@@ -218,3 +218,61 @@ def test_a_drop_mid_run_fails() -> None:
     assert "dropped" in kinds(plain)
     assert plain.report is not None
     assert [f.rule for f in plain.report.violations] == ["truncated"]
+
+
+def test_the_sarif_validates_and_the_junit_has_a_suite_per_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import xml.etree.ElementTree as ET  # noqa: PLC0415
+
+    import jsonschema  # noqa: PLC0415
+
+    schema = json.loads(
+        (
+            Path(__file__).resolve().parents[2] / "tests/data/sarif/sarif-schema-2.1.0.json"
+        ).read_text()
+    )
+    sarif, junit = tmp_path / "probe.sarif", tmp_path / "probe.xml"
+    with broken(json_lines_as_sse) as url:
+        args = ["probe", url, "--format", "sarif", "--output", str(sarif)]
+        assert main([*args, "--format", "junit", "--output", str(junit)]) == 1
+    document = json.loads(sarif.read_text())
+    jsonschema.Draft4Validator(schema).validate(document)
+    results = [r["ruleId"] for r in document["runs"][0]["results"]]
+    assert "transport/data-less-line" in results
+    suites = ET.parse(junit).getroot().findall("testsuite")
+    assert len(suites) == 7  # one per step, the skipped ones too
+    first = suites[0]
+    assert int(first.get("failures", "0")) >= 1
+    assert any(case.get("name") == "data-less-line" for case in first.iter("testcase"))
+    skipped = [s for s in suites if s.find("testcase/skipped") is not None]
+    assert [s.get("name") for s in skipped] == [
+        "agui-msgspec frontend tool answered",
+        "agui-msgspec resume",
+    ]
+
+
+def interrupting(server: Any, request: dict[str, Any]) -> None:
+    """Every run stops on an interrupt, unless it resumes one; a resume must answer int-1."""
+    start, *_, finish = (json.loads(e) for e in events(request))
+    if request.get("resume"):
+        assert request["resume"] == [{"interruptId": "int-1", "status": "cancelled"}]
+    else:
+        finish["outcome"] = {
+            "type": "interrupt",
+            "interrupts": [{"id": "int-1", "reason": "approval", "message": "Proceed?"}],
+        }
+    for event in (start, finish):
+        server.chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+    server.chunk(b"")
+
+
+def test_a_run_that_stops_on_an_interrupt_is_resumed() -> None:
+    with broken(interrupting) as url:
+        steps = by_name(probe(url))
+    resume = steps["resume"]
+    assert resume.outcome == "passed"
+    assert resume.note == "abandoned the interrupt(s) of 'plain message'"
+    assert resume.sent["input"]["resume"] == [{"interruptId": "int-1", "status": "cancelled"}]
+    assert resume.report is not None
+    assert resume.report.result.runs[-1].status == "completed"

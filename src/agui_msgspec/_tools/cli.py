@@ -41,6 +41,8 @@ from agui_msgspec._tools.probe import (
     DEFAULT_GAP,
     probe,
     probe_document,
+    render_probe_junit,
+    render_probe_sarif,
     render_probe_text,
 )
 from agui_msgspec._tools.probe import failed as probe_failed
@@ -85,7 +87,7 @@ RUN_EXIT_CODES = """exit codes (check's, for the stream the agent sent):
      gives the run's status
   1  rejected, or no stream: the agent cannot be reached or answered an HTTP error
   2  usage: a bad option, an unreadable or malformed --input, --tool or --state"""
-PROBE_FORMATS = ("text", "json", "html")
+PROBE_FORMATS = ("text", "json", "sarif", "junit", "html")
 PROBE_EXIT_CODES = """exit codes:
   0  every step passed or was skipped (a skipped step says why)
   1  a step failed: a rejected stream, a transport violation, no answer
@@ -229,7 +231,8 @@ def _main(argv: Sequence[str] | None) -> int:
     _add_version_options(probe_command)
     probe_command.add_argument(
         "--format", action="append", choices=PROBE_FORMATS,
-        help="text (default), json or html; repeat for several, each with its --output",
+        help="text (default), json, sarif, junit or html; repeat for several, each with its "
+        "--output",
     )  # fmt: skip
     probe_command.add_argument(
         "--output", action="append", type=Path, metavar="FILE",
@@ -637,6 +640,10 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
     for position, kind in enumerate(formats):
         if kind == "json":
             text = msgspec.json.encode(probe_document(steps)).decode() + "\n"
+        elif kind == "sarif":
+            text = render_probe_sarif(steps, args.url) + "\n"
+        elif kind == "junit":
+            text = render_probe_junit(steps)
         elif kind == "html":
             text = render_html_steps(
                 [(f"{s.name}: {s.outcome}", s.report) for s in steps if s.report is not None],

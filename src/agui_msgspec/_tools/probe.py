@@ -14,12 +14,20 @@ import itertools
 import re
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
 
-from agui_msgspec._tools.render import finding_line, report_document, verdict_line
+from agui_msgspec._tools.render import (
+    SARIF_SCHEMA,
+    finding_line,
+    render_junit,
+    render_sarif,
+    report_document,
+    verdict_line,
+)
 from agui_msgspec._tools.verify import DEFAULT_MAX_VIOLATIONS, Report, _Verifier
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE
@@ -437,3 +445,79 @@ def probe_document(steps: list[ProbeStep]) -> list[dict[str, Any]]:
         }
         for step in steps
     ]
+
+
+def summary_row(name: str, steps: list[ProbeStep]) -> str:
+    """A Markdown table row: each step's outcome, with its diagnostics' kinds beside it."""
+    cells = []
+    for step in steps:
+        kinds = sorted({d.kind for d in step.diagnostics if d.severity != "note"})
+        cells.append(step.outcome + (f" ({', '.join(kinds)})" if kinds else ""))
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+SUMMARY_HEADER = (
+    "| producer | plain message | protobuf Accept | frontend tool offered | "
+    "frontend tool answered | state sent | client disconnects | resume |"
+)
+
+
+def render_probe_sarif(steps: list[ProbeStep], url: str) -> str:
+    """SARIF 2.1.0 with a run per step that read a stream (each as ``render_sarif`` gives it,
+    located in ``URL#step``), its transport violations and warnings as results too."""
+    runs = []
+    for step in steps:
+        if step.report is None:
+            continue
+        [run] = msgspec.json.decode(render_sarif(step.report, artifact=f"{url}#{step.name}"))[
+            "runs"
+        ]
+        for diagnostic in step.diagnostics:
+            if diagnostic.severity == "note":
+                continue
+            run["results"].append(
+                {
+                    "ruleId": f"transport/{diagnostic.kind}",
+                    "level": "error" if diagnostic.severity == "violation" else "warning",
+                    "message": {"text": diagnostic.message},
+                    "locations": [
+                        {"physicalLocation": {"artifactLocation": {"uri": f"{url}#{step.name}"}}}
+                    ],
+                }
+            )
+        run["properties"]["step"] = step.name
+        runs.append(run)
+    document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}
+    return msgspec.json.encode(document).decode()
+
+
+def render_probe_junit(steps: list[ProbeStep]) -> str:
+    """JUnit XML: a test suite per step (``render_junit``'s for a stream read), and a test
+    case per transport diagnostic; a skipped step is a skipped case saying why."""
+    suites = ET.Element("testsuites")
+    for step in steps:
+        if step.report is not None:
+            suite = ET.fromstring(render_junit(step.report, name=step.name))[0]  # its one suite
+        else:
+            suite = ET.Element("testsuite", name=f"agui-msgspec {step.name}", tests="0")
+            suite.set("failures", "0")
+            suite.set("errors", "0")
+        extra = 0
+        if step.report is None:
+            case = ET.SubElement(suite, "testcase", classname=step.name, name="step")
+            outcome = "skipped" if step.outcome == "skipped" else "failure"
+            ET.SubElement(case, outcome, message=step.note or step.outcome)
+            extra += 1
+        for diagnostic in step.diagnostics:
+            case = ET.SubElement(suite, "testcase", classname=step.name, name=diagnostic.kind)
+            if diagnostic.severity == "violation":
+                ET.SubElement(case, "failure", message=diagnostic.message, type=diagnostic.kind)
+                suite.set("failures", str(int(suite.get("failures", "0")) + 1))
+            else:
+                ET.SubElement(case, "system-out").text = diagnostic.message
+            extra += 1
+        if step.outcome == "failed" and step.report is None:
+            suite.set("failures", str(int(suite.get("failures", "0")) + 1))
+        suite.set("tests", str(int(suite.get("tests", "0")) + extra))
+        suites.append(suite)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
