@@ -78,6 +78,7 @@ def test_the_starlette_example_passes_every_step_it_can(starlette_url: str) -> N
     assert steps["protobuf Accept"].content_type == "application/vnd.ag-ui.event+proto"
     assert steps["frontend tool offered"].sent["input"]["tools"][0]["name"] == "probe_echo"
     assert steps["state sent"].sent["input"]["state"]["items"] == [1, 2]
+    assert steps["state sent"].note.startswith("1 state event(s); the final state is {")
     assert kinds(steps["client disconnects"]) == ["disconnected", "next-request"]
 
 
@@ -157,7 +158,9 @@ def one_chunk(server: Any, request: dict[str, Any]) -> None:
 
 def test_a_body_in_one_chunk_is_a_buffering_proxy_warning() -> None:
     with broken(one_chunk) as url:
-        plain = probe(url)[0]
+        steps = probe(url)
+    plain = steps[0]
+    assert by_name(steps)["state sent"].note == "no state event came back"
     assert plain.outcome == "passed"  # a warning: the stream itself is fine
     assert kinds(plain) == ["one-chunk-body"]
     assert "buffering" in plain.diagnostics[0].message

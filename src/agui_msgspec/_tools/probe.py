@@ -47,6 +47,7 @@ _TOOL = {
 }
 _KNOWN_TYPES = {SSE_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE, "application/jsonl", "application/x-ndjson"}
 _DATALESS = re.compile(rb"(?m)^[ \t]*[{\[]")  # a JSON line where SSE wants "data: "
+_NO_STATE_EVENT = "no state event came back"
 _STEP_ARRIVALS = 20  # arrival times the text shows per step, at most
 
 Outcome = Literal["passed", "failed", "skipped"]
@@ -113,11 +114,12 @@ def probe(
         state = {"probe": str(uuid.uuid4()), "items": [1, 2]}
         stated = run("state sent", _input([_user("What is in the state?")], state=state))
         if stated.report is not None:
-            returned = stated.report.result.state
+            # the consumer starts from the state sent: only a state event says the agent had it
             stated.note = (
-                "the state came back as sent"
-                if returned == state
-                else f"the final state is {_short(returned)}"
+                f"{len(stated.report.states)} state event(s); the final state is "
+                f"{_short(stated.report.result.state)}"
+                if stated.report.states
+                else _NO_STATE_EVENT
             )
         steps.append(stated)
         steps.append(_disconnect_step(client, url, gap, version))
@@ -452,6 +454,10 @@ def summary_row(name: str, steps: list[ProbeStep]) -> str:
     cells = []
     for step in steps:
         kinds = sorted({d.kind for d in step.diagnostics if d.severity != "note"})
+        if any(d.kind == "wrong-content-type" and d.severity == "note" for d in step.diagnostics):
+            kinds.append("SSE fallback")
+        if step.name == "state sent" and step.report is not None:
+            kinds.append("no state event" if step.note == _NO_STATE_EVENT else "state events")
         cells.append(step.outcome + (f" ({', '.join(kinds)})" if kinds else ""))
     return f"| {name} | " + " | ".join(cells) + " |"
 
