@@ -3,19 +3,19 @@ and a URL, failing with every finding and its spec link; run in pytest's own ``p
 
 from __future__ import annotations
 
-import os
+import importlib.metadata
 from pathlib import Path
 
 import pytest
 
-import agui_msgspec
-
 pytest_plugins = ["pytester"]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-# The entry point exists only in an installed wheel (the packaging session checks it), so
-# the inner pytest loads the plugin by its module name, as the entry point names it.
-PLUGIN = ("-p", "agui_msgspec._tools.pytest_plugin")
+# Installed, the entry point loads the plugin by itself (a -p as well would register it
+# twice); in a checkout whose metadata predates it (an old editable install: the packaging
+# session checks the entry point), the inner pytest loads the module the entry point names.
+REGISTERED = bool(importlib.metadata.entry_points(group="pytest11", name="agui_msgspec"))
+PLUGIN = () if REGISTERED else ("-p", "agui_msgspec._tools.pytest_plugin")
 
 PREAMBLE = f"""
 import json
@@ -26,13 +26,8 @@ FINISH = {{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}}
 
 
 def run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
-    # the inner pytest imports the package these tests import, from wherever it was found
-    source = str(Path(agui_msgspec.__file__).parents[1])
-    pytester._monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-    )
     pytester.makepyfile(PREAMBLE + body)
-    return pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider")
+    return pytester.runpytest(*PLUGIN, "-p", "no:cacheprovider")
 
 
 def test_a_conformant_body_and_payloads_pass(pytester: pytest.Pytester) -> None:
