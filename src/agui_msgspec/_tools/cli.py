@@ -1,8 +1,9 @@
 """The ``agui-msgspec`` command line: ``check`` a recorded stream, run ``conformance`` fixtures,
-``run`` a live agent over HTTP, ``generate`` bindings from a schema file.
+``run`` a live agent over HTTP, ``probe`` one with a battery of runs, ``generate`` bindings
+from a schema file.
 
-Exit codes: 0 accepted (or every fixture passed), 1 rejected (or a fixture
-failed, or the live run failed), 2 usage error. A closed standard output
+Exit codes: 0 accepted (or every fixture or probe step passed), 1 rejected (or a fixture or
+a probe step failed, or the agent sent no stream), 2 usage error. A closed standard output
 (``| head``) silences the rest of the output, not the verdict: the stream is
 still read to its end and the exit code is the verdict's.
 
