@@ -193,11 +193,12 @@ def _disconnect_step(client: Any, url: str, gap: float, version: VersionLike) ->
 
 def _resume_step(run: Callable[..., ProbeStep], steps: list[ProbeStep]) -> ProbeStep:
     for step in steps:
-        runs = step.report.result.runs if step.report is not None else []
-        if runs and runs[-1].status == "interrupted":
-            resume = [{"interruptId": i.id, "status": "cancelled"} for i in runs[-1].interrupts]
-            messages = msgspec.to_builtins(step.report.result.messages)  # type: ignore[union-attr]
-            input = _input(messages, thread=runs[-1].thread_id, resume=resume)
+        result = step.report.result if step.report is not None else None
+        if result is not None and result.runs and result.runs[-1].status == "interrupted":
+            last = result.runs[-1]
+            resume = [{"interruptId": i.id, "status": "cancelled"} for i in last.interrupts]
+            messages = msgspec.to_builtins(result.messages)
+            input = _input(messages, thread=last.thread_id, resume=resume)
             resumed = run("resume", input)
             resumed.note = f"abandoned the interrupt(s) of {step.name!r}"
             return resumed
