@@ -279,3 +279,39 @@ def test_a_run_that_stops_on_an_interrupt_is_resumed() -> None:
     assert resume.sent["input"]["resume"] == [{"interruptId": "int-1", "status": "cancelled"}]
     assert resume.report is not None
     assert resume.report.result.runs[-1].status == "completed"
+
+
+def calling_the_tool(server: Any, request: dict[str, Any]) -> None:
+    """Calls probe_echo when offered it; answers its result in text on the second run."""
+    start, *_, finish = (json.loads(e) for e in events(request))
+    middle: list[dict[str, Any]] = []
+    results = [m for m in request["messages"] if m["role"] == "tool"]
+    if results:
+        middle = [
+            {"type": "TEXT_MESSAGE_START", "messageId": "a2"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a2", "delta": results[0]["content"]},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a2"},
+        ]
+    elif request.get("tools"):
+        middle = [
+            {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "probe_echo"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"text":"ping"}'},
+            {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        ]
+    for event in (start, *middle, finish):
+        server.chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+    server.chunk(b"")
+
+
+def test_a_frontend_tool_call_is_answered_in_a_second_run() -> None:
+    with broken(calling_the_tool) as url:
+        steps = by_name(probe(url))
+    offered, answered = steps["frontend tool offered"], steps["frontend tool answered"]
+    assert offered.note == 'the agent called probe_echo({"text":"ping"})'
+    assert answered.outcome == "passed"
+    sent = answered.sent["input"]
+    assert sent["threadId"] == offered.sent["input"]["threadId"]
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "tool"]
+    assert sent["messages"][-1]["toolCallId"] == "c1"
+    assert answered.report is not None
+    assert answered.report.result.messages[-1].content == "ping"
