@@ -148,6 +148,9 @@ assert __about__.__version__ == importlib.metadata.version("agui-msgspec")
 files = [agui.__file__, v1_1.__file__, importlib.util.find_spec("agui_msgspec._codegen").origin]
 print(*files)
 assert all(f.startswith("{root}/src/agui_msgspec/") for f in files) == {editable}
+import importlib.metadata  # pytest finds the plugin by this entry point
+plugins = {{p.name: p.value for p in importlib.metadata.entry_points(group="pytest11")}}
+assert plugins.get("agui_msgspec") == "agui_msgspec._tools.pytest_plugin", plugins
 """
 
 

@@ -805,3 +805,28 @@ if SESSION is None and not any(
     pytest.skip(
         "no framework is installed: `nox -s interop` installs each", allow_module_level=True
     )
+
+
+# --- the live probe --------------------------------------------------------------------------
+
+# The probe's steps each producer fails on its plain route (docs/notes/kit.md, "Real producers").
+PROBE_FAILURES: dict[str, tuple[str, ...]] = {
+    "pydantic_ai": (),
+    "langgraph": (),
+    "agent_framework": (),
+    "strands": (),
+}
+
+
+@producers()
+def test_the_probe_battery(producer: Producer, base: str) -> None:
+    from agui_msgspec._tools.probe import probe, summary_row  # noqa: PLC0415
+
+    steps = probe(f"{base}/plain", timeout=30)
+    print(summary_row(producer.name, steps))  # the notes' table row, with -s
+    assert steps[0].name == "plain message"
+    assert steps[0].outcome == "passed"
+    failed = tuple(step.name for step in steps if step.outcome == "failed")
+    assert failed == PROBE_FAILURES[producer.name], [
+        (step.name, step.note, [d.message for d in step.diagnostics]) for step in steps
+    ]

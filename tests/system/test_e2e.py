@@ -226,9 +226,9 @@ def test_the_run_command_json_verdict(producer: str) -> None:
     assert [m["role"] for m in document["messages"]] == ["user", "assistant", "tool", "assistant"]
 
 
-def test_the_run_command_exits_1_on_the_sdks_run_error(producer: str) -> None:
+def test_the_run_command_exits_0_on_the_sdks_run_error(producer: str) -> None:
     done = cli(producer + "/failing")
-    assert done.returncode == 1
+    assert done.returncode == 0  # a conformant stream, as check says; the summary says it failed
     assert done.stdout.splitlines()[-1] == "RUN FAILED 'model overloaded'"
 
 

@@ -1,8 +1,9 @@
 """The ``agui-msgspec`` command line: ``check`` a recorded stream, run ``conformance`` fixtures,
-``run`` a live agent over HTTP, ``generate`` bindings from a schema file.
+``run`` a live agent over HTTP, ``probe`` one with a battery of runs, ``generate`` bindings
+from a schema file.
 
-Exit codes: 0 accepted (or every fixture passed), 1 rejected (or a fixture
-failed, or the live run failed), 2 usage error. A closed standard output
+Exit codes: 0 accepted (or every fixture or probe step passed), 1 rejected (or a fixture or
+a probe step failed, or the agent sent no stream), 2 usage error. A closed standard output
 (``| head``) silences the rest of the output, not the verdict: the stream is
 still read to its end and the exit code is the verdict's.
 
@@ -26,6 +27,7 @@ import msgspec
 
 from agui_msgspec._errors import (
     HttpAgentError,
+    MalformedEvent,
     ProtocolViolation,
     StreamError,
     TransportError,
@@ -37,6 +39,15 @@ from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate_files
+from agui_msgspec._tools.probe import (
+    DEFAULT_GAP,
+    probe,
+    probe_document,
+    render_probe_junit,
+    render_probe_sarif,
+    render_probe_text,
+)
+from agui_msgspec._tools.probe import failed as probe_failed
 from agui_msgspec._tools.render import (
     event_line,
     finding_line,
@@ -49,6 +60,7 @@ from agui_msgspec._tools.render import (
     summary_lines,
     verdict_line,
 )
+from agui_msgspec._tools.render_html import render_html, render_html_steps
 from agui_msgspec._tools.verify import (
     DEFAULT_MAX_VIOLATIONS,
     Report,
@@ -66,11 +78,22 @@ from agui_msgspec._versions import (
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
-FORMATS = ("text", "json", "sarif", "junit")
+FORMATS = ("text", "json", "sarif", "junit", "html")
 CHECK_EXIT_CODES = """exit codes:
   0  pass: accepted, and no finding at --fail-on or above, nor more than --max-warnings
   1  fail: rejected, or failed by --fail-on / --max-warnings
   2  usage: a bad option, an unreadable file or --input, an unwritable --output"""
+RUN_EXIT_CODES = """exit codes (check's, for the stream the agent sent):
+  0  accepted, however the run ended: a run that failed by RUN_ERROR is a conformant
+     stream (check says 0 on its bytes too); the summary says RUN FAILED and --json
+     gives the run's status
+  1  rejected, or no stream: the agent cannot be reached or answered an HTTP error
+  2  usage: a bad option, an unreadable or malformed --input, --tool or --state"""
+PROBE_FORMATS = ("text", "json", "sarif", "junit", "html")
+PROBE_EXIT_CODES = """exit codes:
+  0  every step passed or was skipped (a skipped step says why)
+  1  a step failed: a rejected stream, a transport violation, no answer
+  2  usage: a bad option, an unwritable --output"""
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 READ_CHUNK = 1024 * 1024
 """``check`` reads its input at most this many bytes at a time."""
@@ -116,7 +139,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "--format",
         action="append",
         choices=FORMATS,
-        help="text (default), json, sarif or junit; repeat for several, each with its --output",
+        help="text (default), json, sarif, junit or html; repeat for several, each with its --output",
     )
     check.add_argument(
         "--output",
@@ -153,10 +176,50 @@ def _main(argv: Sequence[str] | None) -> int:
     conformance = commands.add_parser("conformance", help="run fixtures in the upstream format")
     conformance.add_argument("folder", type=Path)
     _add_version_options(conformance)
-    run = commands.add_parser("run", help="run a live agent over HTTP + SSE (needs the http extra)")
+    run = commands.add_parser(
+        "run",
+        help="run a live agent over HTTP + SSE (needs the http extra)",
+        description="POST a RunAgentInput to an agent and show its events as they come. The "
+        "input is --input's (or a new thread with no messages), then --thread, --state, each "
+        "--tool, --message and --resume on top; a new runId unless --input has one.",
+        epilog=RUN_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("url", help="the agent endpoint")
-    run.add_argument("--message", help="send one user message with this text")
-    run.add_argument("--thread", help="the thread id (default: a new uuid4)")
+    run.add_argument("--input", type=Path, metavar="FILE", help="the RunAgentInput (JSON) to send")
+    run.add_argument("--message", help="add a user message with this text")
+    run.add_argument("--thread", help="the thread id (default: --input's, or a new uuid4)")
+    run.add_argument(
+        "--tool",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="offer the tool(s) in FILE (a Tool or a list of them, JSON); repeatable",
+    )
+    run.add_argument("--state", metavar="FILE|JSON", help="the state to send: a JSON file or text")
+    run.add_argument(
+        "--resume",
+        action="append",
+        default=[],
+        metavar="ID[=JSON]",
+        help="answer the previous run's interrupt ID (resolved, with the JSON payload if given); "
+        "repeatable: every interrupt of that run needs an answer or an --abandon",
+    )
+    run.add_argument(
+        "--abandon",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="abandon the previous run's interrupt ID (a resume entry with status cancelled)",
+    )
+    run.add_argument(
+        "--next",
+        type=Path,
+        metavar="FILE",
+        help="write the next turn's RunAgentInput: this thread, every message, the final state, "
+        "the tools (feed it back with --input; the run's interrupts are printed to --resume)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON at the end")
     _add_version_options(run)
     run.add_argument(
@@ -165,6 +228,39 @@ def _main(argv: Sequence[str] | None) -> int:
     run.add_argument(
         "--deadline", type=_seconds, default=None, help="seconds the whole run may take (no bound)"
     )
+    probe_command = commands.add_parser(
+        "probe",
+        help="a battery of runs against a live agent, with transport diagnostics",
+        description="POST a battery of RunAgentInputs to an agent (a plain message, protobuf, "
+        "a frontend tool and its answer, state, a client that leaves, a resume) and judge each "
+        "stream and how it arrived (content type, data-less lines, one-chunk bodies, gaps, "
+        "drops; each event's arrival time).",
+        epilog=PROBE_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    probe_command.add_argument("url", help="the agent endpoint")
+    _add_version_options(probe_command)
+    probe_command.add_argument(
+        "--format", action="append", choices=PROBE_FORMATS,
+        help="text (default), json, sarif, junit or html; repeat for several, each with its "
+        "--output",
+    )  # fmt: skip
+    probe_command.add_argument(
+        "--output", action="append", type=Path, metavar="FILE",
+        help="where the --format of the same position goes (default: standard output)",
+    )  # fmt: skip
+    probe_command.add_argument("--html", type=Path, metavar="FILE", help="also write the page")
+    probe_command.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE",
+        help="a header sent with every request (authorization, say); repeatable",
+    )  # fmt: skip
+    probe_command.add_argument(
+        "--timeout", type=_seconds, default=60.0, help="seconds to wait for each byte (default 60)"
+    )
+    probe_command.add_argument(
+        "--gap", type=_seconds, default=DEFAULT_GAP,
+        help=f"seconds without a byte that a keep-alive should fill (default {DEFAULT_GAP:g})",
+    )  # fmt: skip
     gen = commands.add_parser("generate", help="write bindings for an AG-UI schema file")
     gen.add_argument("schema", type=Path, help="the AG-UI schema.json to read")
     gen.add_argument("--out", type=Path, required=True, help="the folder to write the module into")
@@ -200,8 +296,15 @@ def _main(argv: Sequence[str] | None) -> int:
         return _check(args, version, out)
     if args.command == "conformance":
         return _conformance(args.folder, version, out)
+    if args.command == "probe":
+        return _probe(args, version, out)
     agent_options = {"timeout": args.timeout, "deadline": args.deadline}
-    return _run(args.url, args.message, args.thread, version, agent_options, out, as_json=args.json)
+    try:
+        input = run_input(args)
+    except UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    return _run(args.url, input, version, agent_options, out, as_json=args.json, next=args.next)
 
 
 _BINDINGS_HELP = "a bindings module written by `agui-msgspec generate`, instead of --version"
@@ -362,7 +465,7 @@ def _check(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
     try:
         verifier = _Verifier(
             bindings_for(version), input, None, args.first, DEFAULT_MAX_VIOLATIONS, levels,
-            keep_events="json" in formats and not args.summary,
+            keep_events=bool({"json", "html"} & set(formats)) and not args.summary,
             on_event=tally.show_event,
             on_finding=(lambda finding: out.line(f"        {finding_line(finding)}"))
             if live else None,
@@ -428,6 +531,8 @@ def _rendered(kind: str, report: Report, name: str, *, group: bool) -> str:
         return render_sarif(report, artifact=name) + "\n"
     if kind == "junit":
         return render_junit(report, name=name)
+    if kind == "html":
+        return render_html(report, title=name)
     return render_text(report, group=group)
 
 
@@ -531,6 +636,58 @@ def _as_json(result: Result) -> dict[str, Any]:
     }
 
 
+def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
+    formats: list[str] = list(args.format or ["text"])
+    outputs: list[Path] = list(args.output or [])
+    if args.html is not None:  # after the pairs, so it shifts none of them
+        formats.insert(len(outputs), "html")
+        outputs.append(args.html)
+    if len(outputs) > len(formats) or len(formats) - len(outputs) > 1:
+        _error("each --output needs its --format, and only one goes to standard output")
+        return EXIT_USAGE
+    headers = {}
+    for text in args.header:
+        name, colon, value = text.partition(":")
+        if not colon:
+            _error(f"--header takes NAME:VALUE, not {text!r}")
+            return EXIT_USAGE
+        headers[name.strip()] = value.strip()
+    try:
+        steps = probe(
+            args.url, headers=headers, timeout=args.timeout, gap=args.gap, version=version
+        )
+    except (ImportError, UsageError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    for position, kind in enumerate(formats):
+        if kind == "json":
+            text = msgspec.json.encode(probe_document(steps)).decode() + "\n"
+        elif kind == "sarif":
+            text = render_probe_sarif(steps, args.url) + "\n"
+        elif kind == "junit":
+            text = render_probe_junit(steps)
+        elif kind == "html":
+            text = render_html_steps(
+                [(f"{s.name}: {s.outcome}", s.report) for s in steps if s.report is not None],
+                title=f"AG-UI probe of {args.url}",
+            )
+        else:
+            text = render_probe_text(steps)
+        if position < len(outputs):
+            try:
+                outputs[position].write_text(text, encoding="utf-8")
+            except OSError as exc:
+                _error(f"cannot write {outputs[position]}: {exc.strerror}")
+                return EXIT_USAGE
+        elif kind == "text":
+            for line in text.splitlines():
+                out.line(line)
+        else:
+            out.json(text.rstrip("\n"))
+    out.flush()
+    return EXIT_REJECTED if probe_failed(steps) else EXIT_ACCEPTED
+
+
 def _conformance(folder: Path, version: VersionLike, out: _Output) -> int:
     if not folder.is_dir():
         _error(f"no such folder {folder}")
@@ -542,35 +699,88 @@ def _conformance(folder: Path, version: VersionLike, out: _Output) -> int:
     return EXIT_ACCEPTED if not corpus.failed else EXIT_REJECTED
 
 
+def run_input(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunAgentInput ``run`` sends: ``--input``'s, with the other options on top."""
+    input: dict[str, Any] = {} if args.input is None else _json_file(args.input, "--input")
+    if not isinstance(input, dict):
+        raise UsageError(f"--input {args.input} is not a JSON object")
+    if args.thread is not None:
+        input["threadId"] = args.thread
+    input.setdefault("threadId", str(uuid.uuid4()))
+    input.setdefault("runId", str(uuid.uuid4()))
+    input.setdefault("messages", [])
+    if args.state is not None:
+        path = Path(args.state)
+        input["state"] = _json_file(path, "--state") if path.is_file() else _json(args.state)
+    for tool_file in args.tool:
+        tools = _json_file(tool_file, "--tool")
+        input.setdefault("tools", []).extend(tools if isinstance(tools, list) else [tools])
+    if args.message is not None:
+        message = {"id": str(uuid.uuid4()), "role": "user", "content": args.message}
+        input["messages"] = [*input["messages"], message]
+    resume = [_resume_entry(text) for text in args.resume]
+    resume += [{"interruptId": id, "status": "cancelled"} for id in args.abandon]
+    if resume:
+        input["resume"] = [*input.get("resume", []), *resume]
+    return input
+
+
+def _resume_entry(text: str) -> dict[str, Any]:
+    interrupt_id, equals, payload = text.partition("=")
+    entry: dict[str, Any] = {"interruptId": interrupt_id, "status": "resolved"}
+    if equals:
+        entry["payload"] = _json(payload)
+    return entry
+
+
+def _json(text: str) -> Any:
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"not JSON: {text[:80]!r} ({exc})") from None
+
+
+def _json_file(path: Path, option: str) -> Any:
+    try:
+        return msgspec.json.decode(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"{option}: cannot read {path}: {exc.strerror}") from None
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{option}: {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{option}: {path} nests too deeply") from None
+
+
 def _run(
     url: str,
-    text: str | None,
-    thread: str | None,
+    input: dict[str, Any],
     version: VersionLike,
     agent_options: dict[str, Any],
     out: _Output,
     *,
     as_json: bool,
+    next: Path | None,
 ) -> int:
     try:
         agent = HttpAgent(url, version=version, **agent_options)
     except (ImportError, UsageError) as exc:
         _error(str(exc))
         return EXIT_USAGE
-    messages = [] if text is None else [{"id": str(uuid.uuid4()), "role": "user", "content": text}]
-    input = {
-        "threadId": thread or str(uuid.uuid4()),
-        "runId": str(uuid.uuid4()),
-        "messages": messages,
-    }
-    return asyncio.run(_run_live(agent, input, out, as_json=as_json))
+    return asyncio.run(_run_live(agent, input, out, as_json=as_json, next=next))
 
 
-async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as_json: bool) -> int:
+async def _run_live(
+    agent: HttpAgent, input: dict[str, Any], out: _Output, *, as_json: bool, next: Path | None
+) -> int:
     tally = _Tally(out, timeline=True, as_json=as_json)
     violation: StreamError | None = None
     try:
-        async with agent.run(input) as stream:
+        request = agent.run(input)
+    except MalformedEvent as exc:  # refused before anything is sent
+        _error(f"the input is not a RunAgentInput: {exc}")
+        return EXIT_USAGE
+    try:
+        async with request as stream:
             tally.start()
             try:
                 async for event in stream:
@@ -602,8 +812,29 @@ async def _run_live(agent: HttpAgent, input: dict[str, Any], out: _Output, *, as
         for line in _run_summary(result, {m["id"] for m in input["messages"]}):
             out.line(line)
     out.flush()
-    failed = violation is not None or not result.runs or result.runs[-1].status == "failed"
-    return EXIT_REJECTED if failed else EXIT_ACCEPTED
+    if next is not None:
+        try:
+            next.write_bytes(msgspec.json.encode(_next_input(input, result)))
+        except OSError as exc:
+            _error(f"cannot write {next}: {exc.strerror}")
+            return EXIT_USAGE
+    # the stream's verdict, as check gives it: a run that failed by RUN_ERROR was conformant
+    return EXIT_REJECTED if violation is not None or not result.runs else EXIT_ACCEPTED
+
+
+def _next_input(sent: dict[str, Any], result: Result) -> dict[str, Any]:
+    """The next turn on the thread: its messages so far, the state the run left, the same tools."""
+    input: dict[str, Any] = {
+        "threadId": sent["threadId"],
+        "runId": str(uuid.uuid4()),
+        "messages": result.messages,
+    }
+    if result.state is not None:
+        input["state"] = result.state
+    for key in ("tools", "context", "forwardedProps"):
+        if key in sent:
+            input[key] = sent[key]
+    return input
 
 
 _ID_ATTRS = ("message_id", "tool_call_id", "step_name", "subagent_run_id", "run_id", "name")
@@ -647,6 +878,11 @@ def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:
         lines += _message_lines(message)
     lines += [f"warning: {warning}" for warning in result.warnings]
     last = result.runs[-1] if result.runs else None
+    for interrupt in last.interrupts if last is not None else []:
+        asked = f": {interrupt.message}" if isinstance(interrupt.message, str) else ""
+        lines.append(f"interrupt {interrupt.id} ({interrupt.reason}){asked}")
+    if last is not None and last.interrupts:
+        lines.append("  answer each in the next run: --resume ID=JSON or --abandon ID")
     if result.violation is not None:
         lines.append(f"REJECTED {result.violation}")
     elif last is not None and last.error is not None:  # the run failed: RUN_ERROR

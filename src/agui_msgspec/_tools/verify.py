@@ -242,7 +242,7 @@ class _Verifier:
         levels: dict[str, Level],
         *,
         keep_events: bool = True,
-        on_event: Callable[[ReportEvent], None] | None = None,
+        on_event: Callable[[ReportEvent], object] | None = None,
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
         self.bindings = bindings
