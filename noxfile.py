@@ -469,12 +469,15 @@ DOCS_CHECK_PINS = (
 def docs(session: nox.Session) -> None:
     """The documentation site: ``mkdocs build --strict`` (no broken reference, every public
     name documented), then tests/docs: the built site in headless chromium, and mypy --strict
-    over every Python block of the README and docs/. Here a missing chromium is a failure."""
+    over every Python block of the README and docs/; and the HTML report in chromium
+    (tests/tools/test_html_report.py). Here a missing chromium is a failure."""
     session.install(".[http]", *DOCS_PINS, *DOCS_CHECK_PINS)
     site = Path(session.create_tmp()) / "site"
     quiet = {"NO_MKDOCS_2_WARNING": "1"}  # the theme's banner about its successor
     session.run("mkdocs", "build", "--strict", "--site-dir", str(site), env=quiet)
     checks = {"AGUI_DOCS_SITE": str(site), "AGUI_DOCS_REQUIRED": "1"}
+    # the HTML report's browser test needs the same chromium and playwright
+    browser_tests = ("tests/docs", "tests/tools/test_html_report.py")
     session.run(
-        "pytest", "-q", "-p", "no:cacheprovider", "tests/docs", *session.posargs, env=checks
+        "pytest", "-q", "-p", "no:cacheprovider", *browser_tests, *session.posargs, env=checks
     )
