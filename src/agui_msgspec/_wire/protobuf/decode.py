@@ -33,6 +33,16 @@ _FIXED_SIZE = {FIXED64: (8, "fixed64"), FIXED32: (4, "fixed32")}
 _unpack_double = struct.Struct("<d").unpack_from
 
 
+DROPPED_UNKNOWN_ARM = (
+    "dropped a protobuf frame before this event: its Event arm is one this build does not "
+    "know (an event type from a later protocol)"
+)
+DROPPED_NO_ARM = (
+    "dropped a protobuf frame before this event: it carries no Event arm (a zero-length "
+    "frame: an event its producer could not encode, or of a type this build predates)"
+)
+
+
 class Malformed(Exception):
     """Internal: the frame's bytes are not a well-formed message; the reader says where."""
 
@@ -148,6 +158,13 @@ class GeneralDecoder:
     def __init__(self, tables: WireTables, warn: Callable[[str], None]) -> None:
         self.tables = tables
         self.warn = warn
+        # One text a union, so that repeats are the same warning, made once.
+        self.dropped_arm = {
+            name: f"dropped a {name} whose protobuf arm this build does not know "
+            "(a union member from a later protocol)"
+            for name, spec in tables.messages.items()
+            if spec.shape == "oneof"
+        }
 
     def value(self, data: bytes, start: int, end: int, depth: int) -> Any:
         check_depth(depth)
@@ -260,10 +277,7 @@ class GeneralDecoder:
         if spec.shape == "oneof":
             present = [f for f in spec.fields if f.name in raw]
             if not present:
-                self.warn(
-                    f"dropped a {name} whose protobuf arm this build does not know "
-                    "(a union member from a later protocol)"
-                )
+                self.warn(self.dropped_arm[name])
                 return ABSENT
             if len(present) > 1:
                 raise Malformed(f"a {name} carries more than one arm")
@@ -360,10 +374,9 @@ class GeneralDecoder:
             if wire_type != LEN:
                 raise Malformed(f"the Event arm {arm.name} has the wrong wire type")
             arms.setdefault(arm.number, []).append((a, b))
-        if not arms:
-            if unknown:
-                return None
-            raise Malformed("the frame carries no event")
+        if not arms:  # dropped, as the spec has a consumer drop an event type it does not know
+            self.warn(DROPPED_UNKNOWN_ARM if unknown else DROPPED_NO_ARM)
+            return None
         if len(arms) > 1:
             raise Malformed("the frame carries more than one event")
         ((number, spans),) = arms.items()
