@@ -14,7 +14,14 @@ import pytest
 from measure import peak_bytes
 from test_protobuf import RUN, body_of, chunkings, frame_of, sse_of, summary
 
-from agui_msgspec import ProtobufReader, consume_body, proto_frame
+from agui_msgspec import (
+    Consumer,
+    ProtobufReader,
+    ProtocolViolation,
+    TransportError,
+    consume_body,
+    proto_frame,
+)
 from agui_msgspec._wire.protobuf import decode_frame
 
 DATA = Path(__file__).parents[1] / "data" / "proto"
@@ -94,6 +101,96 @@ def test_repeats_are_said_before_the_event_they_come_before_however_chunked() ->
     assert seen[3].endswith("(1 more times)")
     for pieces in chunkings(body, 3):
         assert consume_body(iter(pieces)).warnings == expected
+
+
+# --------------------------------------------------------------------------- what a frame makes
+
+LIMIT = 256 * 1024  # max_event_size in these tests: the bound bites at any size alike
+
+
+def field(tag: int, body: bytes) -> bytes:
+    """A length-delimited field of a one-byte tag, its length a varint."""
+    length, size = bytearray(), len(body)
+    while size >= 0x80:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    return bytes([tag, *length, size]) + body
+
+
+def one_event_of_empty_items(arm_tag: int, type_number: int, items_tag: int) -> bytes:
+    """A frame of max_event_size bytes: one event whose list holds empty items, 2 bytes each
+    (each an object of 20 bytes and more of JSON)."""
+    base = field(0x0A, bytes([0x08, type_number]))
+    count = (LIMIT - 16) // 2
+    return frame_of(field(arm_tag, base + bytes([items_tag, 0]) * count))
+
+
+def limited_peak(body: bytes) -> tuple[str | None, int]:
+    """The rule a Consumer bounded to LIMIT refuses the body by (or None), and its peak."""
+
+    def consume() -> ProtocolViolation | None:
+        consumer = Consumer(max_event_size=LIMIT)
+        try:
+            for piece in chunks(body):
+                consumer.receive(piece)
+            consumer.close()
+        except ProtocolViolation as violation:
+            return violation
+        return None
+
+    violation, peak = peak_bytes(consume)
+    assert violation is None or violation.index == 1
+    return (None if violation is None else violation.rule), peak
+
+
+def sse_event_of(kind: str, name: str, item: bytes) -> bytes:
+    """The SSE twin: one event of ``item`` repeated, as many as fit in LIMIT bytes."""
+    head = b'data: {"type":"' + kind.encode() + b'","' + name.encode() + b'":['
+    items = (item + b",") * ((LIMIT - len(head) - 8) // (len(item) + 1))
+    return sse_of([START]) + head + items[:-1] + b"]}\n\n" + sse_of([FINISH])
+
+
+@pytest.mark.parametrize(
+    ("proto", "sse"),
+    [
+        (
+            one_event_of_empty_items(0x42, 7, 0x12),  # STATE_DELTA: operations
+            sse_event_of("STATE_DELTA", "delta", b'{"op":"add","path":"","value":1}'),
+        ),
+        (
+            one_event_of_empty_items(0x4A, 8, 0x12),  # MESSAGES_SNAPSHOT: messages
+            sse_event_of("MESSAGES_SNAPSHOT", "messages", b'{"id":"","role":"user","content":""}'),
+        ),
+    ],
+    ids=["state-delta-of-empty-operations", "messages-snapshot-of-empty-messages"],
+)
+def test_a_frame_of_empty_items_stops_at_max_event_size_of_json(proto: bytes, sse: bytes) -> None:
+    # the frame is within max_event_size; what it decodes into is 10x that and more
+    body = proto_frame(START) + proto + proto_frame(FINISH)
+    assert len(sse) >= len(body) * 0.9
+    rule, proto_peak = limited_peak(body)
+    sse_rule, sse_peak = limited_peak(sse)
+    assert rule == "event-too-large"
+    assert sse_rule is None  # the largest event SSE takes: what the same bytes cost there
+    assert proto_peak <= 2 * sse_peak, (proto_peak, sse_peak)
+
+
+def test_the_decoded_json_is_bounded_even_where_the_frame_is_small() -> None:
+    delta = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "\x01" * 1000}
+    frame = proto_frame(delta)  # 1,000 bytes of delta escape to 6,000 of JSON
+    assert len(frame) < 1100
+    with pytest.raises(TransportError) as caught:
+        ProtobufReader(max_event_size=5000).feed(frame)
+    assert caught.value.rule == "event-too-large"
+    assert len(ProtobufReader(max_event_size=7000).feed(frame)[0]) > 6000
+
+
+def test_decode_frame_refuses_what_decodes_into_more_than_the_default_bound() -> None:
+    base = field(0x0A, bytes([0x08, 7]))
+    huge = field(0x42, base + b"\x12\x00" * 6_000_000)  # a STATE_DELTA of 6 M empty operations
+    with pytest.raises(TransportError) as caught:
+        decode_frame(huge)
+    assert caught.value.rule == "event-too-large"
 
 
 # --------------------------------------------------------------------------- arm-less envelopes

@@ -11,13 +11,15 @@ import msgspec
 
 from agui_msgspec._errors import TransportError, UsageError
 from agui_msgspec._versions import LATEST_VERSION, VersionLike
-from agui_msgspec._wire.protobuf.decode import Malformed
+from agui_msgspec._wire.protobuf.decode import Malformed, TooLarge
 from agui_msgspec._wire.protobuf.fast import FastDecoder
 from agui_msgspec._wire.protobuf.tables import wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 _unpack_length = struct.Struct(">I").unpack_from
+_HOT_NAMES = 512
+"""More than the JSON a hot event's names, type and timestamp take."""
 _json_encode = msgspec.json.Encoder().encode
 
 
@@ -27,7 +29,10 @@ class ProtobufReader:
 
     Frames split across chunks and several frames in one chunk both work. A frame's length
     is checked against ``max_event_size`` as soon as its 4-byte header is in, before its
-    bytes are held: a larger one raises ``TransportError(rule="event-too-large")``. Bytes
+    bytes are held: a larger one raises ``TransportError(rule="event-too-large")``, and so
+    does a frame that decodes into more than ``max_event_size`` of JSON (what the event
+    is on the text wire, where the same bound holds), as soon as its decoding passes it:
+    what a frame makes is bounded by the bound, not by its byte count. Bytes
     that do not decode raise ``TransportError(rule="malformed-frame")``; payloads completed
     earlier in the same chunk are returned first, and the error is raised by the next
     ``feed`` or ``close``. A frame carrying only an event type this build does not know, or
@@ -64,7 +69,10 @@ class ProtobufReader:
         self._on_warning = on_warning
         self._on_warning_before = on_warning_before
         self._position = 0  # the index of the payload the frame being decoded would be
-        self._decoder = FastDecoder(wire_tables(version), self._warn)
+        self._decoder = FastDecoder(wire_tables(version), self._warn, max_event_size, compact=True)
+        # A hot frame this long or shorter cannot make more JSON than max_event_size (a byte
+        # escapes to 6 at most, and the names are short): the hot path needs no other check.
+        self._hot_limit = max(0, (max_event_size - _HOT_NAMES) // 6)
         # Bytes after the last whole frame, in pieces; _need is what the next step waits for.
         self._pieces: list[bytes] = []
         self._held = 0
@@ -138,13 +146,13 @@ class ProtobufReader:
         return out
 
     def _frames(self, data: bytes, out: list[bytes]) -> int:
-        pos, end, limit = 0, len(data), self.max_event_size
+        pos, end, limit, hot_limit = 0, len(data), self.max_event_size, self._hot_limit
         event, hot_frames = self._decoder.event, self._decoder.hot_frames
         hot_starts = self._decoder.hot_starts
         while end - pos >= 4:
             if end - pos > 4 and data[pos + 4] in hot_starts:
                 emitted = len(out)
-                pos = hot_frames(data, pos, end, limit, out)
+                pos = hot_frames(data, pos, end, hot_limit, out)
                 if self._repeats and len(out) > emitted:
                     self._say_repeats()  # before the payload they come before is taken
             if end - pos < 4:
@@ -168,16 +176,29 @@ class ProtobufReader:
                     f"the frame does not decode: {problem}",
                     index=self._emitted + len(out),
                 ) from None
+            except TooLarge:
+                raise self._too_large(len(out)) from None
             except RecursionError:
                 raise TransportError(
                     "malformed-frame", "the frame nests too deeply", index=self._emitted + len(out)
                 ) from None
             if decoded is not None:  # None: dropped, and the decoder said why
+                payload = _json_encode(decoded)
+                if len(payload) > limit:
+                    raise self._too_large(len(out))
                 self._say_repeats()
-                out.append(_json_encode(decoded))
+                out.append(payload)
             pos += 4 + length
         self._need = 4
         return pos
+
+    def _too_large(self, emitted_in_chunk: int) -> TransportError:
+        return TransportError(
+            "event-too-large",
+            f"a frame decodes into more than max_event_size ({self.max_event_size} bytes) of "
+            "JSON, the event's size on the text wire",
+            index=self._emitted + emitted_in_chunk,
+        )
 
     def close(self) -> list[bytes]:
         """The body has ended: nothing more to return; a frame cut short is discarded."""
@@ -209,3 +230,8 @@ def decode_frame(
         return decoder.event(bytes(frame))
     except Malformed as problem:
         raise TransportError("malformed-frame", f"the frame does not decode: {problem}") from None
+    except TooLarge:
+        raise TransportError(
+            "event-too-large",
+            f"the frame decodes into more than {DEFAULT_MAX_EVENT_SIZE} bytes of JSON",
+        ) from None
