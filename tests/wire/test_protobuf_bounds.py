@@ -5,17 +5,23 @@ envelope with no arm, dropped with a warning as an unknown arm is."""
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from measure import peak_bytes
 from test_protobuf import RUN, body_of, chunkings, frame_of, sse_of, summary
 
 from agui_msgspec import (
+    PROTOBUF_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
     Consumer,
+    HttpAgent,
     ProtobufReader,
     ProtocolViolation,
     TransportError,
@@ -250,3 +256,58 @@ def test_the_reference_encoder_s_zero_length_frame_is_dropped_between_its_frames
         assert summary(result)[:2] == summary(expected)[:2]
         assert len(result.warnings) == 1
         assert result.warnings[0].startswith("event 2: dropped a protobuf frame")
+
+
+# --------------------------------------------------------------------------- through HttpAgent
+
+
+def agent_peak(body: bytes, media_type: str) -> tuple[str | None, int]:
+    """A gzip reply of ``body`` to HttpAgent (max_event_size LIMIT): the rule it refuses the
+    run by (or None), and the peak of memory on the way."""
+    compressed = gzip.compress(body, 9)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": media_type, "content-encoding": "gzip"}
+        return httpx.Response(200, headers=headers, content=compressed)
+
+    async def run() -> str | None:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        agent = HttpAgent("http://agent.test/run", client=client, max_event_size=LIMIT)
+        try:
+            await agent.run_agent({"threadId": "t", "runId": "r", "messages": []})
+        except ProtocolViolation as violation:
+            return violation.rule
+        finally:
+            await client.aclose()
+        return None
+
+    return peak_bytes(lambda: asyncio.run(run()))
+
+
+@pytest.mark.parametrize(
+    ("proto", "sse", "rule"),
+    [
+        (
+            UNKNOWN_ARM * 100_000,
+            UNKNOWN_TYPE_SSE * (100_000 * 7 // 20),
+            None,
+        ),
+        (
+            one_event_of_empty_items(0x42, 7, 0x12),
+            sse_event_of("STATE_DELTA", "delta", b'{"op":"add","path":"","value":1}')[
+                len(sse_of([START])) : -len(sse_of([FINISH]))
+            ],
+            "event-too-large",
+        ),
+    ],
+    ids=["unknown-frames", "state-delta-of-empty-operations"],
+)
+def test_a_gzip_reply_to_http_agent_is_bounded_as_its_sse_twin(
+    proto: bytes, sse: bytes, rule: str | None
+) -> None:
+    proto_body = proto_frame(START) + proto + proto_frame(FINISH)
+    sse_body = sse_of([START]) + sse + sse_of([FINISH])
+    got, proto_peak = agent_peak(proto_body, PROTOBUF_MEDIA_TYPE)
+    sse_rule, sse_peak = agent_peak(sse_body, SSE_MEDIA_TYPE)
+    assert (got, sse_rule) == (rule, None)
+    assert proto_peak <= 2 * sse_peak, (proto_peak, sse_peak)
