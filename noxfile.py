@@ -372,7 +372,8 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Fuzz the readers and the consumer: ``nox -s fuzz -- SECONDS [fuzz_consume.py options]``.
+    """Fuzz the readers and the consumer, text then protobuf, each for SECONDS:
+    ``nox -s fuzz -- SECONDS [fuzz_consume.py options]``.
 
     Coverage-guided with atheris when it installs for this Python, else hypothesis;
     seeded with examples/ and the conformance streams when present.
@@ -382,6 +383,11 @@ def fuzz(session: nox.Session) -> None:
     # atheris ships wheels for some Pythons only; without it the script uses hypothesis.
     session.run("python", "-m", "pip", "install", "--quiet", "atheris", success_codes=[0, 1])
     session.run("python", "fuzz/fuzz_consume.py", "--seconds", seconds, *session.posargs[1:])
+    # the protobuf binding's reader and decoders, on frames, for as long again
+    session.run(
+        "python", "fuzz/fuzz_consume.py", "--target", "protobuf", "--seconds", seconds,
+        *session.posargs[1:],
+    )  # fmt: skip
 
 
 @nox.session

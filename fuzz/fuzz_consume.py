@@ -19,6 +19,12 @@ The target, :func:`check_one`, takes one response body and raises on a crash:
   same verdict, warnings and result whatever the chunking, and ``consume_body``
   must agree with the reader + consumer pipeline it stands for.
 
+With ``--target protobuf`` the body is read as the HTTP + Protobuf binding's frames
+whatever its first byte (:func:`check_protobuf`): the same invariants (chunking, tight
+limits, ``Consumer.receive`` against the reader + consumer pipeline), and each frame read
+alike by the single-pass and the general decoder; seeded with ``tests/data/proto`` and the
+streams above as frames, with an empty frame and an unknown arm among them.
+
 A resource target too: an input of up to 64 KiB that takes more than 2 s of CPU,
 or raises the process's peak memory more than 256 MB above where it started, is a
 crash (:class:`ResourceExceeded`): hostile input must cost O(n) time and bounded memory.
@@ -71,10 +77,17 @@ from agui_msgspec import (
     v1_1,
 )
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, wire_tables
+from agui_msgspec._wire.protobuf.decode import GeneralDecoder
+from agui_msgspec._wire.protobuf.fast import FastDecoder
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader, sniff_format
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+PROTO_DATA = ROOT / "tests" / "data" / "proto"
+# Frames no build knows, put among a stream's: an empty one and an unknown arm's.
+_NO_ARM = b"\x00\x00\x00\x00"
+_UNKNOWN_ARM = b"\x00\x00\x00\x03\xc2\x3e\x00"
 _STREAMS = Path("agui", "conformance", "1.1", "streams")
 # The resource target: what an input of up to RESOURCE_INPUT_BYTES may cost.
 RESOURCE_INPUT_BYTES = 64 * 1024
@@ -293,11 +306,15 @@ def _dictionary_file(folder: Path) -> Path:
 
 
 def _reader(
-    body: bytes, max_event_size: int | None, warn_before: Callable[[int, str], None]
+    body: bytes,
+    max_event_size: int | None,
+    warn_before: Callable[[int, str], None],
+    protobuf: bool = False,
 ) -> PayloadReader:
-    """The reader consume_body picks for ``body``; a protobuf one's warnings go to ``warn_before``."""
+    """The reader consume_body picks for ``body`` (protobuf's if told); a protobuf one's
+    warnings go to ``warn_before``."""
     size = {} if max_event_size is None else {"max_event_size": max_event_size}
-    if body[:1] == b"\x00":  # a protobuf frame's length
+    if protobuf or body[:1] == b"\x00":  # a protobuf frame's length
         return ProtobufReader(**size, on_warning_before=warn_before)
     return SSEReader(**size) if sniff_format(body) == "sse" else JSONLinesReader(**size)
 
@@ -308,6 +325,7 @@ def pipeline(
     *,
     max_event_size: int | None = None,
     max_open_items: int | None = None,
+    protobuf: bool = False,
 ) -> Verdict:
     """Reader + Consumer over ``chunks`` (which join to ``body``), payload by payload: the
     verdict and the result.
@@ -330,7 +348,7 @@ def pipeline(
         pending.append((index, message))
         say_pending()
 
-    reader = _reader(body, max_event_size, warn_before)
+    reader = _reader(body, max_event_size, warn_before, protobuf)
 
     def take(payloads: list[bytes]) -> None:
         for payload in payloads:
@@ -403,6 +421,104 @@ def check_one(body: bytes) -> None:
     _read_request(body)
 
 
+def check_protobuf(body: bytes) -> None:
+    """The protobuf target: ``body`` as frames, whatever its first byte."""
+    rng = random.Random(zlib.crc32(body))
+    whole = pipeline(body, [body], protobuf=True)
+    chunked = pipeline(body, split(body, rng), protobuf=True)
+    if whole != chunked:
+        raise InvariantBroken(f"chunking changed the verdict or result: {whole!r} != {chunked!r}")
+    limits = {
+        "max_event_size": max(1, len(body) * rng.randint(1, 16) // 8),
+        "max_open_items": rng.randint(1, 4),
+    }
+    tight_whole = pipeline(body, [body], protobuf=True, **limits)
+    tight_chunked = pipeline(body, split(body, rng), protobuf=True, **limits)
+    if tight_whole != tight_chunked:
+        raise InvariantBroken(
+            f"chunking changed the verdict under {limits}: {tight_whole!r} != {tight_chunked!r}"
+        )
+    received = _received(body)
+    if received != whole[:5]:
+        raise InvariantBroken(f"Consumer.receive says {received!r}, reader + Consumer {whole!r}")
+    for message in _messages(body):
+        fast, general = _decoded(FastDecoder, message), _decoded(GeneralDecoder, message)
+        if fast != general:
+            raise InvariantBroken(f"the decoders differ on {message!r}: {fast!r} != {general!r}")
+
+
+def _received(body: bytes) -> Verdict:
+    """``body`` through ``Consumer.receive`` as a protobuf body, in 64 KiB pieces."""
+    consumer = Consumer()
+    consumer.set_media_type(PROTOBUF_MEDIA_TYPE)
+    violation: ProtocolViolation | None = None
+    try:
+        for start in range(0, max(len(body), 1), 65536):
+            consumer.receive(body[start : start + 65536])
+        consumer.close()
+    except ProtocolViolation as exc:
+        violation = exc
+    return (
+        None if violation is None else (violation.rule, violation.index, violation.path),
+        tuple(consumer.warnings),
+        tuple((run.status, run.run_id) for run in consumer.runs),
+        msgspec.json.encode(consumer.messages),
+        msgspec.json.encode(consumer.state),
+    )
+
+
+def _messages(body: bytes) -> list[bytes]:
+    """The frames' messages, as far as their lengths go, and the body as one message."""
+    found, pos = [body], 0
+    while pos + 4 <= len(body) and len(found) < 64:
+        length = int.from_bytes(body[pos : pos + 4], "big")
+        found.append(body[pos + 4 : pos + 4 + length])
+        pos += 4 + length
+    return found
+
+
+def _decoded(decoder: type[FastDecoder | GeneralDecoder], message: bytes) -> tuple[Any, ...]:
+    """What a decoder makes of one message: its event (keys sorted) and warnings, or what
+    it raised (the decoders' own exceptions, which the reader turns into its errors)."""
+    warnings: list[str] = []
+    try:
+        event = decoder(wire_tables(), warnings.append).event(message)
+    except RecursionError:
+        return ("refused", "RecursionError")
+    except Exception as refused:
+        if type(refused).__module__ != "agui_msgspec._wire.protobuf.decode":
+            raise
+        return ("refused", type(refused).__name__, str(refused), warnings)
+    return ("read", msgspec.json.encode(event, order="sorted"), warnings)
+
+
+def protobuf_seeds(shared: Path | None = None) -> list[bytes]:
+    """The protobuf target's seeds: the reference frames and the chunking reproducers, and
+    every stream as frames, plain and with a frame no build knows among them."""
+    seeds: list[bytes] = []
+    corpus = PROTO_DATA / "corpus-frames.json"
+    if corpus.is_file():
+        for case in json.loads(corpus.read_text(encoding="utf-8")):
+            message = bytes.fromhex(case["hex"])
+            seeds.append(len(message).to_bytes(4, "big") + message)
+    chunking = PROTO_DATA / "chunking"
+    if chunking.is_dir():
+        seeds += [path.read_bytes() for path in sorted(chunking.glob("*.bin"))]
+    streams: list[list[Wire]] = list(BUILTIN_STREAMS)
+    conformance = conformance_streams(shared)
+    if conformance is not None and conformance.is_dir():
+        for path in sorted(conformance.glob("*.json")):
+            fixture = json.loads(path.read_bytes())
+            if isinstance(fixture.get("stream"), list):
+                streams.append(fixture["stream"])
+    for stream in streams:
+        body = protobuf_body(stream)
+        if body:
+            first = protobuf_body(stream[:1]) or b""
+            seeds += [body, first + _NO_ARM + body[len(first) :] + _UNKNOWN_ARM]
+    return list(dict.fromkeys(seeds))
+
+
 def _read_request(body: bytes) -> None:
     """``parse_run_input`` on ``body``: the input and bounded warnings, or ``MalformedInput``."""
     warnings: list[str] = []
@@ -427,12 +543,16 @@ def _peak_rss() -> int:
 _RSS_AT_START = _peak_rss()
 
 
+_TARGETS: dict[str, Callable[[bytes], None]] = {"text": check_one, "protobuf": check_protobuf}
+_target = [check_one]  # the target of this run, as --target chose
+
+
 def check_bounded(body: bytes) -> None:
-    """:func:`check_one`, and the resource target for an input of up to 64 KiB: CPU time,
+    """The target (:func:`check_one` or :func:`check_protobuf`), and the resource target for an input of up to 64 KiB: CPU time,
     not wall time, so a busy machine does not make crashes up; memory as the rise of the
     process's peak above where it started, which only an input that sets a new peak moves."""
     started = time.process_time()
-    check_one(body)
+    _target[0](body)
     if len(body) > RESOURCE_INPUT_BYTES:
         return
     spent = time.process_time() - started
@@ -642,14 +762,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minimise-seconds", type=float, default=30.0)
     parser.add_argument("--corpus", type=Path, action="append", default=[], help="extra seed dir")
     parser.add_argument("--shared", type=Path, default=None, help="the shared test data folder")
+    parser.add_argument("--target", choices=sorted(_TARGETS), default="text")
     args = parser.parse_args(argv)
+    _target[0] = _TARGETS[args.target]
     artifacts = args.artifacts or Path(tempfile.mkdtemp(prefix="agui-fuzz-artifacts-"))
     artifacts.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(artifacts)
-    seeds = seed_inputs(args.corpus, args.shared)
+    seeds = (
+        seed_inputs(args.corpus, args.shared)
+        if args.target == "text"
+        else protobuf_seeds(args.shared)
+    )
     for seed in seeds:  # the seeds must pass before anything else is worth trying
         recorder.run(seed)
-    print(f"[fuzz] {len(seeds)} seeds; fuzzing for {args.seconds} s", file=sys.stderr, flush=True)
+    print(
+        f"[fuzz] target {args.target}: {len(seeds)} seeds; fuzzing for {args.seconds} s",
+        file=sys.stderr,
+        flush=True,
+    )
     atheris = None
     if args.engine != "hypothesis":
         try:

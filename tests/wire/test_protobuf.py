@@ -224,11 +224,15 @@ def test_a_frame_longer_than_max_event_size_fails_before_its_bytes_arrive() -> N
     assert caught.value.index == 1
 
 
-def test_a_frame_of_exactly_max_event_size_passes() -> None:
+def test_a_frame_that_decodes_into_exactly_max_event_size_of_json_passes() -> None:
+    # the bound is the event's size on the text wire: its JSON, which the frame's bytes
+    # are fewer than
     frame = proto_frame(RUN[0])
-    assert len(ProtobufReader(max_event_size=len(frame) - 4).feed(frame)) == 1
+    (payload,) = ProtobufReader().feed(frame)
+    assert len(frame) - 4 < len(payload)
+    assert ProtobufReader(max_event_size=len(payload)).feed(frame) == [payload]
     with pytest.raises(TransportError, match="event-too-large"):
-        ProtobufReader(max_event_size=len(frame) - 5).feed(frame)
+        ProtobufReader(max_event_size=len(payload) - 1).feed(frame)
 
 
 @pytest.mark.parametrize("cut", [2, 4, 9])
@@ -254,7 +258,6 @@ def test_whole_frames_are_not_truncated() -> None:
         b"\x0a\x05\x0a\x00",  # a length past the frame
         b"\x0a\x02\x0a\xff",  # a varint that never ends
         b"\x08\x01",  # a known arm as a varint
-        b"",  # no event at all
         b"\x0a\x04\x0a\x00\x12\x01" + b"\x0a\x00",  # text_message_start whose message_id runs out
         b"\x12\x06\x0a\x02\x08\x01\x12\x00" + b"\x1a\x04\x0a\x02\x08\x02",  # two event types
         b"\x0a\x06\x0a\x00\x12\x02\xc3\x28",  # message_id not UTF-8
@@ -323,7 +326,7 @@ def test_a_dropped_frame_is_warned_about_where_it_falls_however_the_body_is_chun
         warnings = warned_in_order(chunks)
         assert len(warnings) == 2
         assert "'1.9'" in warnings[0]
-        assert warnings[1].startswith("dropped a protobuf frame before event 1")
+        assert warnings[1].startswith("event 1: dropped a protobuf frame before this event")
 
 
 def test_on_warning_before_names_the_payload_the_dropped_frame_comes_before() -> None:

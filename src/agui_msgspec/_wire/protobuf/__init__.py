@@ -26,7 +26,9 @@ What the binary wire narrows, as the spec admits:
   where the field is required); a required string left out reads as ``""``;
 - a JSON number is a double: an integral value within 2^53 decodes as an int, as JSON
   readers do;
-- an ``Event`` whose only arm this build does not know is dropped with a warning;
+- an ``Event`` whose only arm this build does not know is dropped with a warning, and so
+  is one with no arm at all (a zero-length frame), which is what a proto3 decoder reads an
+  arm its build predates as, and what ``@ag-ui/proto`` writes for an event it cannot encode;
 - a content part whose ``oneof`` arm this build does not know is dropped with a warning.
 
 Decided here: bytes that are not a well-formed ``Event`` message (a bad varint, a length

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import msgspec
 
 from agui_msgspec._wire.protobuf.tables import (
     FIXED32,
@@ -23,6 +25,7 @@ from agui_msgspec._wire.protobuf.tables import (
     WireMessage,
     WireTables,
 )
+from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 ABSENT: Any = object()
 """What a field the bytes do not carry reads as (``None`` is JSON null)."""
@@ -31,10 +34,42 @@ _SAFE_INTEGER = 2**53
 _DEFAULTS: dict[str, Any] = {"string": "", "int64": 0, "bool": False}
 _FIXED_SIZE = {FIXED64: (8, "fixed64"), FIXED32: (4, "fixed32")}
 _unpack_double = struct.Struct("<d").unpack_from
+_json_encode = msgspec.json.Encoder().encode
+_FLOORS: dict[str, dict[str, int]] = {}  # by protocol version
+
+
+DROPPED_UNKNOWN_ARM = (
+    "dropped a protobuf frame before this event: its Event arm is one this build does not "
+    "know (an event type from a later protocol)"
+)
+DROPPED_NO_ARM = (
+    "dropped a protobuf frame before this event: it carries no Event arm (a zero-length "
+    "frame: an event its producer could not encode, or of a type this build predates)"
+)
 
 
 class Malformed(Exception):
     """Internal: the frame's bytes are not a well-formed message; the reader says where."""
+
+
+class TooLarge(Exception):
+    """Internal: the frame decodes into more JSON than its budget; the reader says where."""
+
+
+class Budget:
+    """The JSON bytes a frame may still decode into: what each value made costs at least,
+    charged as it is made, so a frame of empty messages stops at ``max_event_size`` of JSON
+    rather than at its byte count's worth of objects (a 2-byte item is a 24-byte object)."""
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+    def spend(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise TooLarge
 
 
 # --------------------------------------------------------------------------- the rules
@@ -126,10 +161,10 @@ def check_envelope(arm: WireField, event: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- the decoder
 
 
-def fields_of(data: bytes, pos: int, end: int) -> list[tuple[int, int, int, int]]:
-    """The fields of one message: (tag, value or start, end, wire type); length-delimited
-    values as the span of their bytes, varints as the value."""
-    out: list[tuple[int, int, int, int]] = []
+def fields_of(data: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+    """The fields of one message, one at a time (a message of millions holds no list):
+    (tag, value or start, end, wire type); length-delimited values as the span of their
+    bytes, varints as the value."""
     while pos < end:
         if data[pos] < 0x80:
             tag = data[pos]
@@ -137,20 +172,57 @@ def fields_of(data: bytes, pos: int, end: int) -> list[tuple[int, int, int, int]
         else:
             tag, pos = varint(data, pos, end)
         value, pos = field_value(data, pos, end, tag)
-        out.append((tag, value, pos, tag & 7))
-    return out
+        yield tag, value, pos, tag & 7
+
+
+def check_message(data: bytes, pos: int, end: int) -> None:
+    """Bytes that must be a message (an arm this build does not know): read, or malformed."""
+    for _ in fields_of(data, pos, end):
+        pass
 
 
 class GeneralDecoder:
     """The general decoder: every message shape the tables describe, protobuf's merging of a
     singular message met twice included. Fields are listed first, then turned into JSON."""
 
-    def __init__(self, tables: WireTables, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, tables: WireTables, warn: Callable[[str], None], budget: Budget | None = None
+    ) -> None:
         self.tables = tables
         self.warn = warn
+        self.budget = Budget(DEFAULT_MAX_EVENT_SIZE) if budget is None else budget
+        # One text a union, so that repeats are the same warning, made once.
+        self.dropped_arm = {
+            name: f"dropped a {name} whose protobuf arm this build does not know "
+            "(a union member from a later protocol)"
+            for name, spec in tables.messages.items()
+            if spec.shape == "oneof"
+        }
+        self.floors: dict[str, int] = {}
+        self.floors = _FLOORS.get(tables.version) or _FLOORS.setdefault(
+            tables.version, self._floors()
+        )
+
+    def _floors(self) -> dict[str, int]:
+        """The least JSON each message is, with the comma after it as a list's item: what an
+        empty one decodes into (no field makes a message shorter), 3 for one that is dropped."""
+        budget, warn = self.budget, self.warn
+        self.budget, self.warn = Budget(1 << 30), lambda _: None
+        floors = {}
+        try:
+            for name in self.tables.messages:
+                try:
+                    empty = self.object(name, b"", 0, 0, 0)
+                except Malformed:
+                    empty = ABSENT
+                floors[name] = 3 if empty is ABSENT else max(3, len(_json_encode(empty)) + 1)
+        finally:
+            self.budget, self.warn = budget, warn
+        return floors
 
     def value(self, data: bytes, start: int, end: int, depth: int) -> Any:
         check_depth(depth)
+        self.budget.spend(2)  # the least JSON a value is, with the comma after it
         result: Any = ABSENT
         for tag, a, b, _ in fields_of(data, start, end):
             if tag == 8:  # null_value
@@ -186,6 +258,7 @@ class GeneralDecoder:
                 if tag >> 3 == 1:
                     raise Malformed("a google.protobuf.Struct entry has the wrong wire type")
                 continue
+            self.budget.spend(3)  # an entry's quotes and colon
             key, value = "", ABSENT
             for entry_tag, x, y, _ in fields_of(data, a, b):
                 if entry_tag == 10:
@@ -221,8 +294,13 @@ class GeneralDecoder:
                 raise Malformed(f"{name}.{wire_field.name} has the wrong wire type")
             kind = wire_field.kind
             if kind in ("message", "base", "value", "struct"):
+                if wire_field.label == "repeated":  # an item: the least it decodes into
+                    self.budget.spend(self.floors[wire_field.ref] if kind == "message" else 3)
+                elif wire_field.name in raw:  # a span to merge, bounded as an item is
+                    self.budget.spend(3)
                 raw.setdefault(wire_field.name, []).append((a, b))
             elif wire_field.label == "repeated":
+                self.budget.spend(3)  # an item's quotes and comma
                 raw.setdefault(wire_field.name, []).append(self.scalar(wire_field, data, a, b))
             else:
                 raw[wire_field.name] = self.scalar(wire_field, data, a, b)
@@ -260,18 +338,22 @@ class GeneralDecoder:
         if spec.shape == "oneof":
             present = [f for f in spec.fields if f.name in raw]
             if not present:
-                self.warn(
-                    f"dropped a {name} whose protobuf arm this build does not know "
-                    "(a union member from a later protocol)"
-                )
+                self.warn(self.dropped_arm[name])
                 return ABSENT
             if len(present) > 1:
                 raise Malformed(f"a {name} carries more than one arm")
             arm = present[0]
             member = self.nested(arm, data, raw[arm.name], depth)
+            self.budget.spend(len(spec.tag) + len(arm.json) + 6)
             return {spec.tag: arm.json, **member}
         out: dict[str, Any] = {}
         self.fill(spec, raw, data, depth, out)
+        # each member as "key":value, (a string's quotes and characters, else a byte at
+        # least), less the floor its maker charged before it was made
+        size = sum(len(k) + (len(v) + 6 if type(v) is str else 4) for k, v in out.items())
+        floor = self.floors.get(name, 0)
+        if size > floor:
+            self.budget.spend(size - floor)
         return out
 
     def fill(
@@ -346,7 +428,9 @@ class GeneralDecoder:
         out[json_name] = outcome
 
     def event(self, frame: bytes) -> dict[str, Any] | None:
-        """One frame's event as its JSON object; None for an event this build does not know."""
+        """One frame's event as its JSON object; None for an event this build does not know.
+        Raises ``TooLarge`` once what it decodes into passes the budget's limit."""
+        self.budget.left = self.budget.limit
         envelope = self.tables.envelope
         arms: dict[int, list[tuple[int, int]]] = {}
         unknown = 0
@@ -354,16 +438,16 @@ class GeneralDecoder:
             arm = envelope.by_number.get(tag >> 3)
             if arm is None:
                 if wire_type == LEN:
-                    fields_of(frame, a, b)  # a future arm is a message, else these are not events
+                    check_message(frame, a, b)  # a future arm is a message, else not an event
                     unknown += 1
                 continue
             if wire_type != LEN:
                 raise Malformed(f"the Event arm {arm.name} has the wrong wire type")
+            self.budget.spend(3)  # a span to merge: bounded as the items of a list are
             arms.setdefault(arm.number, []).append((a, b))
-        if not arms:
-            if unknown:
-                return None
-            raise Malformed("the frame carries no event")
+        if not arms:  # dropped, as the spec has a consumer drop an event type it does not know
+            self.warn(DROPPED_UNKNOWN_ARM if unknown else DROPPED_NO_ARM)
+            return None
         if len(arms) > 1:
             raise Malformed("the frame carries more than one event")
         ((number, spans),) = arms.items()
