@@ -42,6 +42,7 @@ from agui_msgspec._serve.response import EventStream, negotiate_media_type
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._tools.generate import generate
 from agui_msgspec._tools.render import render_json, render_junit, render_sarif, render_text
+from agui_msgspec._tools.render_html import render_html
 from agui_msgspec._tools.verify import Finding, Report, ReportEvent, StateStep, verify
 from agui_msgspec._versions import LATEST_VERSION as _LATEST_VERSION
 from agui_msgspec._versions import SUPPORTED_VERSIONS
@@ -189,6 +190,7 @@ __all__ = [  # noqa: RUF022  (grouped by concern, as the docs index them, not so
     "Report",
     "ReportEvent",
     "StateStep",
+    "render_html",
     "render_json",
     "render_junit",
     "render_sarif",
