@@ -129,6 +129,13 @@ _TABLE = [
         anchor="the-rule",
     ),
     Rule(
+        id="malformed-message",
+        error="MalformedEvent",
+        summary="a message given to decode_message has a known field the schema rejects",
+        pages=("basic/processing", "schema"),
+        anchor="the-rule",
+    ),
+    Rule(
         id="too-deep",
         error="MalformedEvent",
         summary="the event, or the state it would make, nests deeper than the bound",

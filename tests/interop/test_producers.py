@@ -37,7 +37,7 @@ from interop_harness import (
 )
 from serving import serve
 
-from agui_msgspec import GuardReport, HttpAgent, ProducerGuard
+from agui_msgspec import GuardReport, HttpAgent, ProducerGuard, verify
 
 # --- what each producer sends ----------------------------------------------------------------
 
@@ -485,6 +485,11 @@ def test_backend_tool_and_its_result(producer: Producer, base: str) -> None:
             producer,
             "streams the first tool-call chunk's arguments",
         )
+    # the hint a producer author gets on this real body: arguments that do not parse as JSON
+    # at TOOL_CALL_END (the verdict stays: a hint never changes it)
+    hints = [finding.rule for finding in verify(http.delivered).hints]
+    dropped_arguments = expected.streamed_arguments is not None
+    assert ("tool-arguments-not-json" in hints) == dropped_arguments, hints
     (call_message,) = [m for m in http.new_messages if calls_of(m)]
     (result,) = [m for m in http.new_messages if role_of(m) == "tool"]
     (answer,) = [m for m in http.new_messages if m not in (call_message, result)]
