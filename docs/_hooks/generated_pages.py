@@ -33,7 +33,7 @@ BINDINGS_MARKER = "<!-- generated: bindings -->"
 INDEX_MARKER = "<!-- generated: api index -->"
 # The comment that opens each of the bindings' groups in __all__: one page holds them all.
 BINDINGS_GROUP = "The 1.1 bindings"
-# A Struct's fields carry no docstring of their own (yet): show them anyway, with their types.
+# A field the schema gives no description has no docstring: show it anyway, with its type.
 BINDING_ENTRY = """::: agui_msgspec.{name}
     options:
       heading_level: 3
