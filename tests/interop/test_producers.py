@@ -814,7 +814,7 @@ if SESSION is None and not any(
 
 # --- the live probe --------------------------------------------------------------------------
 
-# The probe's steps each producer fails on its plain route (docs/notes/kit.md, "Real producers").
+# The probe's steps each producer fails on its plain route (docs/project/real-producers.md, "The probe").
 PROBE_FAILURES: dict[str, tuple[str, ...]] = {
     "pydantic_ai": (),
     "langgraph": (),
