@@ -46,7 +46,7 @@ class Block:
 
 
 def documents() -> list[Path]:
-    docs = sorted(p for p in (ROOT / "docs").rglob("*.md") if "notes" not in p.parts)
+    docs = sorted((ROOT / "docs").rglob("*.md"))
     return [ROOT / "README.md", *docs]
 
 
