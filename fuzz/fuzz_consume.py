@@ -451,12 +451,12 @@ def _received(body: bytes) -> Verdict:
     """``body`` through ``Consumer.receive`` as a protobuf body, in 64 KiB pieces."""
     consumer = Consumer()
     consumer.set_media_type(PROTOBUF_MEDIA_TYPE)
-    violation: ProtocolViolation | None = None
+    violation: ProtocolViolation | TransportError | None = None
     try:
         for start in range(0, max(len(body), 1), 65536):
             consumer.receive(body[start : start + 65536])
         consumer.close()
-    except ProtocolViolation as exc:
+    except (ProtocolViolation, TransportError) as exc:
         violation = exc
     return (
         None if violation is None else (violation.rule, violation.index, violation.path),

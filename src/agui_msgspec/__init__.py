@@ -6,6 +6,7 @@ the generator's tables (``EVENT_TYPES``, ``UNIONS``, ...) and decoders included.
 exception is an :class:`AguiError`: nothing else escapes a public entry point.
 """
 
+import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +25,6 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
 )
-from agui_msgspec._http.client import HttpAgent, RunResult, RunStream
-from agui_msgspec._official import from_official, to_official
 from agui_msgspec._pipeline import input as _input
 from agui_msgspec._pipeline.consumer import (
     Consumer,
@@ -37,13 +36,6 @@ from agui_msgspec._pipeline.consumer import (
 from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 from agui_msgspec._pipeline.input import build_run_input, parse_run_input
 from agui_msgspec._pipeline.lifecycle import Run, RunStatus
-from agui_msgspec._serve.guard import GuardReport, ProducerGuard
-from agui_msgspec._serve.response import EventStream, negotiate_media_type
-from agui_msgspec._serve.writer import StrictWriter
-from agui_msgspec._tools.generate import generate
-from agui_msgspec._tools.render import render_json, render_junit, render_sarif, render_text
-from agui_msgspec._tools.render_html import render_html
-from agui_msgspec._tools.verify import Finding, Report, ReportEvent, StateStep, verify
 from agui_msgspec._versions import LATEST_VERSION as _LATEST_VERSION
 from agui_msgspec._versions import SUPPORTED_VERSIONS
 from agui_msgspec._wire.protobuf import (
@@ -155,8 +147,17 @@ from agui_msgspec.v1_1 import (
 
 if TYPE_CHECKING:  # a type checker sees what the module __getattr__ below serves at run time
     from agui_msgspec import v1_0 as v1_0
+    from agui_msgspec._http.client import HttpAgent, RunResult, RunStream
+    from agui_msgspec._official import from_official, to_official
     from agui_msgspec._pipeline.input import prepare_input as prepare_input
     from agui_msgspec._pipeline.input import read_input as read_input
+    from agui_msgspec._serve.guard import GuardReport, ProducerGuard
+    from agui_msgspec._serve.response import EventStream, negotiate_media_type
+    from agui_msgspec._serve.writer import StrictWriter
+    from agui_msgspec._tools.generate import generate
+    from agui_msgspec._tools.render import render_json, render_junit, render_sarif, render_text
+    from agui_msgspec._tools.render_html import render_html
+    from agui_msgspec._tools.verify import Finding, Report, ReportEvent, StateStep, verify
     from agui_msgspec._versions import LATEST_VERSION as LATEST_VERSION
     from agui_msgspec.v1_1 import (
         CLOSED_STRING_SETS as CLOSED_STRING_SETS,
@@ -355,6 +356,22 @@ _GENERATOR_NAMES = (
     "encoder",
     "event_decoder",
 )
+# The client, the producer side, the conversions and the tools, imported when first named:
+# `import agui_msgspec` costs the bindings and the consumer only (BENCHMARKS.md, imports).
+_LAZY = {
+    **dict.fromkeys(("HttpAgent", "RunResult", "RunStream"), "_http.client"),
+    **dict.fromkeys(("from_official", "to_official"), "_official"),
+    **dict.fromkeys(("GuardReport", "ProducerGuard"), "_serve.guard"),
+    **dict.fromkeys(("EventStream", "negotiate_media_type"), "_serve.response"),
+    "StrictWriter": "_serve.writer",
+    "generate": "_tools.generate",
+    **dict.fromkeys(
+        ("render_json", "render_junit", "render_sarif", "render_text"), "_tools.render"
+    ),
+    "render_html": "_tools.render_html",
+    **dict.fromkeys(("Finding", "Report", "ReportEvent", "StateStep", "verify"), "_tools.verify"),
+}
+
 # the old functions warn where they are called, and keep their old signatures
 _RENAMED_FUNCTIONS = {"read_input": _input.read_input, "prepare_input": _input.prepare_input}
 
@@ -362,11 +379,14 @@ _RENAMED_FUNCTIONS = {"read_input": _input.read_input, "prepare_input": _input.p
 if not TYPE_CHECKING:  # for a type checker, an unknown name stays an error, not Any
 
     def __getattr__(name: str) -> Any:
-        """``v1_0``, loaded when first asked for; the deprecated names, with their warning."""
-        if name == "v1_0":
-            import importlib  # noqa: PLC0415  (the 1.0 bindings cost import time few users need)
-
+        """``v1_0`` and the names of ``_LAZY``, loaded when first asked for; the deprecated
+        names, with their warning."""
+        if name == "v1_0":  # the 1.0 bindings cost import time few users need
             return importlib.import_module("agui_msgspec.v1_0")
+        if name in _LAZY:
+            value = getattr(importlib.import_module(f"agui_msgspec.{_LAZY[name]}"), name)
+            globals()[name] = value  # once: later reads do not come here
+            return value
         if name in _GENERATOR_NAMES:
             warnings.warn(
                 f"agui_msgspec.{name} is deprecated: the generator's tables and objects are on "
@@ -388,4 +408,4 @@ if not TYPE_CHECKING:  # for a type checker, an unknown name stays an error, not
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "v1_0"})
+    return sorted({*globals(), "v1_0", *_LAZY})

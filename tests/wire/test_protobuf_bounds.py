@@ -134,13 +134,13 @@ def one_event_of_empty_items(arm_tag: int, type_number: int, items_tag: int) -> 
 def limited_peak(body: bytes) -> tuple[str | None, int]:
     """The rule a Consumer bounded to LIMIT refuses the body by (or None), and its peak."""
 
-    def consume() -> ProtocolViolation | None:
+    def consume() -> ProtocolViolation | TransportError | None:
         consumer = Consumer(max_event_size=LIMIT)
         try:
             for piece in chunks(body):
                 consumer.receive(piece)
             consumer.close()
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:  # event-too-large: the reader's
             return violation
         return None
 
@@ -275,7 +275,7 @@ def agent_peak(body: bytes, media_type: str) -> tuple[str | None, int]:
         agent = HttpAgent("http://agent.test/run", client=client, max_event_size=LIMIT)
         try:
             await agent.run_agent({"threadId": "t", "runId": "r", "messages": []})
-        except ProtocolViolation as violation:
+        except (ProtocolViolation, TransportError) as violation:
             return violation.rule
         finally:
             await client.aclose()
