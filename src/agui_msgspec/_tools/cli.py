@@ -36,7 +36,6 @@ from agui_msgspec._errors import (
 )
 from agui_msgspec._http.client import HttpAgent
 from agui_msgspec._pipeline.consumer import Result
-from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate_files
 from agui_msgspec._tools.probe import (
@@ -49,6 +48,7 @@ from agui_msgspec._tools.probe import (
 )
 from agui_msgspec._tools.probe import failed as probe_failed
 from agui_msgspec._tools.render import (
+    describe_run,
     event_line,
     finding_line,
     grouped_lines,
@@ -501,17 +501,8 @@ def _check(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
             )
         else:
             text = _rendered(kind, report, name, group=args.group)
-        if position < len(outputs):
-            try:
-                outputs[position].write_text(text, encoding="utf-8")
-            except OSError as exc:
-                _error(f"cannot write {outputs[position]}: {exc.strerror}")
-                return EXIT_USAGE
-        elif kind == "text":
-            for line in text.splitlines():
-                out.line(line)
-        else:
-            out.json(text.rstrip("\n"))
+        if not _emit(text, kind, outputs[position] if position < len(outputs) else None, out):
+            return EXIT_USAGE
     out.flush()
     failed = report.failed(args.fail_on, args.max_warnings)
     return EXIT_REJECTED if failed else EXIT_ACCEPTED
@@ -536,6 +527,23 @@ def _rendered(kind: str, report: Report, name: str, *, group: bool) -> str:
     return render_text(report, group=group)
 
 
+def _emit(text: str, kind: str, target: Path | None, out: _Output) -> bool:
+    """One rendering to its ``--output`` file, else to standard output; False (said) when
+    the file cannot be written."""
+    if target is not None:
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _error(f"cannot write {target}: {exc.strerror}")
+            return False
+    elif kind == "text":
+        for line in text.splitlines():
+            out.line(line)
+    else:
+        out.json(text.rstrip("\n"))
+    return True
+
+
 def _chunks(stream: IO[bytes], out: _Output) -> Iterator[bytes]:
     """``stream`` chunk by chunk; each chunk's events are shown before the next is read."""
     # read1: what one read gives, so a pipe (curl -N ... | check -) shows events as they come
@@ -543,23 +551,6 @@ def _chunks(stream: IO[bytes], out: _Output) -> Iterator[bytes]:
     for chunk in iter(lambda: read(READ_CHUNK), b""):
         yield chunk
         out.flush()
-
-
-def _describe_run(run: Run) -> str:
-    parts = [f"run {run.run_id or '(none)'} on thread {run.thread_id or '(none)'}: {run.status}"]
-    if run.interrupts:
-        parts.append(
-            f"{len(run.interrupts)} interrupt(s): " + ", ".join(i.reason for i in run.interrupts)
-        )
-    if run.error is not None:
-        parts.append(f"error {run.error.message!r}")
-    if run.pending_tool_calls:
-        calls = run.pending_tool_calls
-        parts.append(f"{len(calls)} tool call(s) pending: " + ", ".join(calls[:_SUMMARY_ITEMS]))
-    total = run.total_tokens()
-    if run.usage:
-        parts.append(f"tokens {total if total is not None else 'partly reported'}")
-    return "; ".join(parts)
 
 
 def _summary(report: Report, tally: _CheckTally) -> list[str]:
@@ -572,7 +563,7 @@ def _summary(report: Report, tally: _CheckTally) -> list[str]:
         f"runs: {len(result.runs)}"
         + "".join(f", {status} {count}" for status, count in sorted(statuses.items()))
     )
-    lines += [f"  {_describe_run(run)}" for run in result.runs[-_SUMMARY_ITEMS:]]
+    lines += [f"  {describe_run(run)}" for run in result.runs[-_SUMMARY_ITEMS:]]
     roles = Counter(message.role for message in result.messages)
     lines.append(
         f"messages: {len(result.messages)}"
@@ -673,17 +664,8 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
             )
         else:
             text = render_probe_text(steps)
-        if position < len(outputs):
-            try:
-                outputs[position].write_text(text, encoding="utf-8")
-            except OSError as exc:
-                _error(f"cannot write {outputs[position]}: {exc.strerror}")
-                return EXIT_USAGE
-        elif kind == "text":
-            for line in text.splitlines():
-                out.line(line)
-        else:
-            out.json(text.rstrip("\n"))
+        if not _emit(text, kind, outputs[position] if position < len(outputs) else None, out):
+            return EXIT_USAGE
     out.flush()
     return EXIT_REJECTED if probe_failed(steps) else EXIT_ACCEPTED
 
@@ -871,7 +853,7 @@ def _value_text(value: Any) -> str:
 
 
 def _run_summary(result: Result, sent_ids: set[str]) -> list[str]:
-    lines = ["runs:", *(f"  {_describe_run(run)}" for run in result.runs)]
+    lines = ["runs:", *(f"  {describe_run(run)}" for run in result.runs)]
     new = [message for message in result.messages if message.id not in sent_ids]
     lines.append(f"new messages: {len(new)}")
     for message in new:
