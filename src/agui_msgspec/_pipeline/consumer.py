@@ -78,14 +78,14 @@ BodyFormat = Literal["sse", "jsonl", "protobuf"]
 ReaderFactory = Callable[[int, Bindings, Callable[[int, str], None]], PayloadReader]
 """A reader from ``max_event_size``, the bindings, and where to say a warning before a payload."""
 
-_READERS: dict[BodyFormat, ReaderFactory] = {
+READERS: dict[BodyFormat, ReaderFactory] = {
     "sse": lambda max_event_size, bindings, warn_before: SSEReader(max_event_size),
     "jsonl": lambda max_event_size, bindings, warn_before: JSONLinesReader(max_event_size),
     "protobuf": lambda max_event_size, bindings, warn_before: ProtobufReader(
         max_event_size, bindings, on_warning_before=warn_before
     ),
 }
-_MEDIA_TYPES: dict[str, BodyFormat] = {
+MEDIA_TYPES: dict[str, BodyFormat] = {
     SSE_MEDIA_TYPE: "sse",
     PROTOBUF_MEDIA_TYPE: "protobuf",
     "application/jsonl": "jsonl",
@@ -312,9 +312,9 @@ class Consumer(Generic[EventT]):
         ``application/jsonl`` and ``application/x-ndjson`` JSON lines. Before the body only:
         a consumer made before the response's headers came learns it when they do."""
         name = media_type.partition(";")[0].strip().lower()
-        body_format = _MEDIA_TYPES.get(name)
+        body_format = MEDIA_TYPES.get(name)
         if body_format is None:
-            raise UsageError(f"no reader for media type {name!r}: one of {', '.join(_MEDIA_TYPES)}")
+            raise UsageError(f"no reader for media type {name!r}: one of {', '.join(MEDIA_TYPES)}")
         if self._reader is not None or self._head:
             raise UsageError("the body has started: name its media type before receive()")
         self._start_reader(body_format)
@@ -345,7 +345,7 @@ class Consumer(Generic[EventT]):
         reader = self._reader
         if reader is None:
             head = self._head = self._head + chunk
-            body_format = _told_format(head)
+            body_format = told_format(head)
             if body_format is None:
                 return
             reader, chunk, self._head = self._start_reader(body_format), head, b""
@@ -371,7 +371,7 @@ class Consumer(Generic[EventT]):
             if owner is not None:
                 owner._warn_before(start + index, message)
 
-        self._reader = _READERS[body_format](self._max_event_size, self.bindings, warn_before)
+        self._reader = READERS[body_format](self._max_event_size, self.bindings, warn_before)
         return self._reader
 
     def feed(self, payload: Payload) -> list[EventT]:
@@ -760,7 +760,7 @@ def _slices(body: bytes | bytearray | memoryview) -> Iterator[bytes]:
         yield whole[start : start + _BODY_SLICE]
 
 
-def _told_format(head: bytes) -> BodyFormat | None:
+def told_format(head: bytes) -> BodyFormat | None:
     """The format of a body that starts with ``head``, or None while ``head`` is blank (a BOM,
     keep-alive line ends) and short enough to wait for more: protobuf frames if its first
     byte is NUL (a frame length's high byte; a text body never starts with NUL), JSON lines

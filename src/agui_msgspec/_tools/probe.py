@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from agui_msgspec._pipeline.consumer import MEDIA_TYPES
 from agui_msgspec._tools.render import (
     SARIF_SCHEMA,
     finding_line,
@@ -45,7 +46,6 @@ _TOOL = {
         "required": ["text"],
     },
 }
-_KNOWN_TYPES = {SSE_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE, "application/jsonl", "application/x-ndjson"}
 _DATALESS = re.compile(rb"(?m)^[ \t]*[{\[]")  # a JSON line where SSE wants "data: "
 _NO_STATE_EVENT = "no state event came back"
 _STEP_ARRIVALS = 20  # arrival times the text shows per step, at most
@@ -291,7 +291,7 @@ def _verified(exchange: _Exchange, input: dict[str, Any], version: VersionLike) 
         on_event=lambda event: arrivals.setdefault(event.received_index, now[0]),
     )  # fmt: skip
     name = (exchange.content_type or "").partition(";")[0].strip().lower()
-    verifier.read_body(chunks(), name if name in _KNOWN_TYPES else None, DEFAULT_MAX_EVENT_SIZE)
+    verifier.read_body(chunks(), name if name in MEDIA_TYPES else None, DEFAULT_MAX_EVENT_SIZE)
     report = verifier.report()
     report.events = [
         msgspec.structs.replace(event, arrived=arrivals.get(event.received_index))
@@ -304,7 +304,7 @@ def _diagnostics(exchange: _Exchange, accept: str, report: Report, gap: float) -
     found = []
     name = (exchange.content_type or "").partition(";")[0].strip().lower()
     body = b"".join(chunk for _, chunk in exchange.chunks)
-    if name not in _KNOWN_TYPES:
+    if name not in MEDIA_TYPES:
         found.append(
             Diagnostic(
                 kind="wrong-content-type",

@@ -22,17 +22,19 @@ import msgspec
 
 from agui_msgspec._documents import Payload, decode_document
 from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
-from agui_msgspec._pipeline.consumer import Consumer, Result
+from agui_msgspec._pipeline.consumer import (
+    MEDIA_TYPES,
+    READERS,
+    BodyFormat,
+    Consumer,
+    Result,
+    told_format,
+)
 from agui_msgspec._rules import RULES, Severity, spec_url
 from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
-from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, ProtobufReader
 from agui_msgspec._wire.text import (
     DEFAULT_MAX_EVENT_SIZE,
-    SSE_MEDIA_TYPE,
-    JSONLinesReader,
     PayloadReader,
-    SSEReader,
-    sniff_format,
 )
 
 Level = Literal["violation", "warning", "hint", "off"]
@@ -215,16 +217,6 @@ def _levels(levels: Mapping[str, Level]) -> dict[str, Level]:
     return dict(levels)
 
 
-_MEDIA_TYPES = {
-    SSE_MEDIA_TYPE: "sse",
-    PROTOBUF_MEDIA_TYPE: "protobuf",
-    "application/jsonl": "jsonl",
-    "application/x-ndjson": "jsonl",
-}
-_BLANK = b"\xef\xbb\xbf \t\r\n"
-_SNIFF_LIMIT = 4096  # as the consumer: a body still blank after this many bytes is SSE
-
-
 class _Stop(Exception):
     """Reading ends here (``first``, or ``max_violations``)."""
 
@@ -298,16 +290,16 @@ class _Verifier:
         reader: PayloadReader | None = None
         if media_type is not None:
             name = media_type.partition(";")[0].strip().lower()
-            if name not in _MEDIA_TYPES:
+            if name not in MEDIA_TYPES:
                 raise UsageError(f"no reader for media type {name!r}")
-            reader = self._reader(_MEDIA_TYPES[name], max_event_size)
+            reader = self._reader(MEDIA_TYPES[name], max_event_size)
         head = b""
         try:
             for chunk in chunks:
                 piece = chunk
                 if reader is None:
                     head += chunk
-                    told = _told_format(head)
+                    told = told_format(head)
                     if told is None:
                         continue
                     reader, piece, head = self._reader(told, max_event_size), head, b""
@@ -321,14 +313,8 @@ class _Verifier:
         except _Stop:
             pass
 
-    def _reader(self, body_format: str, max_event_size: int) -> PayloadReader:
-        if body_format == "protobuf":
-            return ProtobufReader(
-                max_event_size, self.bindings, on_warning_before=self._reader_warning
-            )
-        return (
-            SSEReader(max_event_size) if body_format == "sse" else JSONLinesReader(max_event_size)
-        )
+    def _reader(self, body_format: BodyFormat, max_event_size: int) -> PayloadReader:
+        return READERS[body_format](max_event_size, self.bindings, self._reader_warning)
 
     def _frame(self, feed: Callable[[bytes], list[bytes]], chunk: bytes) -> bool:
         """The chunk's payloads, taken; False if the body cannot be framed further."""
@@ -545,12 +531,6 @@ class _Verifier:
 
 def _stream_order(finding: Finding) -> float:
     return float("inf") if finding.received_index is None else finding.received_index
-
-
-def _told_format(head: bytes) -> str | None:
-    if len(head) <= _SNIFF_LIMIT and not head.lstrip(_BLANK):
-        return None
-    return "protobuf" if head[:1] == b"\x00" else sniff_format(head)
 
 
 def _document(payload: Any, index: int) -> dict[str, Any]:
