@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from docstrings import own_docstring
 from serving import serve_handler
 
 import agui_msgspec as agui
@@ -189,7 +190,7 @@ def test_every_error_class_is_under_one_base_and_lists_its_attributes() -> None:
     assert {cls.__name__ for cls in classes} >= {"TransportError", "MalformedInput", "UsageError"}
     for cls in classes:
         assert issubclass(cls, agui.AguiError), cls
-        doc = cls.__doc__ or ""
+        doc = own_docstring(cls) or cls.__doc__ or ""
         assert "ttributes" in doc, f"{cls.__name__}'s docstring lists no attributes"
 
 

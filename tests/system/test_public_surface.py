@@ -11,10 +11,10 @@ import itertools
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
+from docstrings import own_docstring
 
 import agui_msgspec as agui
 from agui_msgspec import v1_1
@@ -65,19 +65,13 @@ def _attribute_docstrings() -> set[str]:
     return documented
 
 
-def _own_docstring(value: Any) -> str | None:
-    if isinstance(value, type):
-        return value.__dict__.get("__doc__")  # its own, not one inherited
-    return getattr(value, "__doc__", None)
-
-
 def test_every_public_name_has_a_docstring() -> None:
     values = _attribute_docstrings()
     undocumented = []
     for name in agui.__all__:
         value = getattr(agui, name)
         if inspect.isclass(value) or inspect.isfunction(value) or inspect.ismodule(value):
-            if not (_own_docstring(value) or "").strip():
+            if not (own_docstring(value) or "").strip():
                 undocumented.append(name)
         elif name not in values:  # a constant or a type alias: documented where it is assigned
             undocumented.append(name)
@@ -90,8 +84,8 @@ def test_a_struct_without_its_own_docstring_is_seen() -> None:
     class Bare(msgspec.Struct):
         pass
 
-    assert _own_docstring(Bare) is None
-    assert _own_docstring(v1_1.RunStartedEvent)
+    assert own_docstring(Bare) is None
+    assert own_docstring(v1_1.RunStartedEvent)
 
 
 # --- the renamed and moved names -----------------------------------------------------------------
