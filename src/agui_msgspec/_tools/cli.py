@@ -52,11 +52,13 @@ from agui_msgspec._tools.render import (
     event_line,
     finding_line,
     grouped_lines,
+    message_line,
     render_json,
     render_junit,
     render_sarif,
     render_text,
     report_document,
+    result_document,
     summary_lines,
     verdict_line,
 )
@@ -569,7 +571,7 @@ def _summary(report: Report, tally: _CheckTally) -> list[str]:
         f"messages: {len(result.messages)}"
         + "".join(f", {role} {count}" for role, count in sorted(roles.items()))
     )
-    lines += [f"  {_message_line(message)}" for message in result.messages[-_SUMMARY_ITEMS:]]
+    lines += [f"  {message_line(message)}" for message in result.messages[-_SUMMARY_ITEMS:]]
     lines += grouped_lines(report)
     return lines
 
@@ -581,50 +583,8 @@ def _summary_document(report: Report, tally: _CheckTally) -> dict[str, Any]:
     return document
 
 
-def _message_line(message: Any) -> str:
-    content = getattr(message, "content", msgspec.UNSET)
-    text = content if isinstance(content, str) else _content_summary(content)
-    calls = getattr(message, "tool_calls", None) or []
-    extra = f" +{len(calls)} tool call(s)" if calls else ""
-    return f"[{message.role}] {text[:100]!r}{extra}"
-
-
-def _content_summary(content: Any) -> str:
-    if isinstance(content, list):
-        return f"{len(content)} part(s)"
-    return "" if content is msgspec.UNSET else f"{len(content)} key(s)"  # activity content
-
-
 def _as_json(result: Result) -> dict[str, Any]:
-    violation = result.violation
-    return {
-        "outcome": result.outcome,
-        "violation": None
-        if violation is None
-        else {
-            "rule": violation.rule,
-            "index": violation.index,
-            "path": violation.path,
-            "message": str(violation),
-        },
-        "warnings": result.warnings,
-        "runs": [
-            {
-                "threadId": run.thread_id,
-                "runId": run.run_id,
-                "status": run.status,
-                "outcome": run.outcome,
-                "error": run.error,
-                "usage": run.usage,
-                "totalTokens": run.total_tokens(),
-                "pendingToolCalls": run.pending_tool_calls,
-            }
-            for run in result.runs
-        ],
-        "events": result.events,
-        "messages": result.messages,
-        "state": result.state,
-    }
+    return {**result_document(result), "events": result.events}
 
 
 def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
