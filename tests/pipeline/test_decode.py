@@ -170,6 +170,44 @@ def test_warnings_are_kept_bounded() -> None:
     ]
 
 
+def state_delta(*operations: Wire) -> bytes:
+    return encode({"type": "STATE_DELTA", "delta": list(operations)})
+
+
+def test_a_batch_with_a_malformed_pointer_raises_at_its_event() -> None:
+    good = state_delta({"op": "move", "from": "/a~1b/~0", "path": "/c"})
+    decoder = Decoder()
+    assert len(decoder.decode_many([good] * 3)) == 3  # its pointers now known to match
+    with pytest.raises(MalformedEvent) as raised:
+        decoder.decode_many([good, state_delta({"op": "add", "path": "/a~2", "value": 1}), good])
+    assert (raised.value.rule, raised.value.index, raised.value.path) == (
+        "malformed-event",
+        4,
+        "/delta/0/path",
+    )
+
+
+def test_a_member_an_operation_does_not_have_is_ignored_in_a_batch() -> None:
+    # RFC 6902 section 4: members an operation does not define are ignored, whatever they hold
+    odd = {"op": "add", "path": "/a", "value": 1, "from": "not a pointer"}
+    events = Decoder().decode_many([state_delta(odd), state_delta({**odd, "from": [1]})])
+    assert [event.delta[0]["from"] for event in events] == ["not a pointer", [1]]
+
+
+def test_the_pointers_a_decoder_remembers_are_bounded() -> None:
+    decoder = Decoder()
+    for batch in range(40):  # 400,000 characters of distinct pointers, each matched once
+        pointers = [f"/{batch}/{n}/" + "x" * 1000 for n in range(10)]
+        decoder.decode_many([state_delta({"op": "remove", "path": p}) for p in pointers])
+    remembered = decoder._enforcer._matched.values()
+    assert 0 < sum(len(pointer or "") for known in remembered for pointer in known) <= 64 * 1024
+
+
+def test_a_batch_of_dicts_decodes_as_its_text_does() -> None:
+    documents = [CONTENT, {**CONTENT, "timestamp": 1.0}, {**CONTENT, "rawEvent": {"a": None}}]
+    assert Decoder().decode_many(documents) == Decoder().decode_many(list(map(encode, documents)))
+
+
 # --- inputs and messages -------------------------------------------------------------------
 
 
@@ -280,6 +318,9 @@ _MUTATIONS = st.sampled_from(
         lambda event: {**event, "role": "oracle"},
         lambda event: {**event, "outcome": {"type": "paused"}},
         lambda event: {**event, "messages": [{"id": "x", "role": "oracle"}]},
+        lambda event: {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/~2", "value": 1}]},
+        lambda event: {"type": "STATE_DELTA", "delta": [{"op": "merge", "path": "/a"}]},
+        lambda event: {"type": "STATE_DELTA", "delta": [{"op": "test", "path": "/a", "from": 1}]},
     ]
 )
 

@@ -163,12 +163,13 @@ class Decoder(Generic[EventT]):
         alone takes it), and they are counted as decoded; else None, and nothing is."""
         if self._documents:
             return None
-        events = self._enforcer.decode_conformant(payloads)
-        if events is None:
+        decoded = self._enforcer.decode_conformant(payloads)
+        if decoded is None:
             return None
+        events, kinds = decoded
         self._index += len(events)
         run_started = self._run_started
-        if run_started in set(map(type, events)):  # the boundary mints ids with the run's id
+        if run_started in kinds:  # the boundary mints ids with the run's id
             latest = next(event for event in reversed(events) if type(event) is run_started)
             self._compat.run_id = latest.run_id  # type: ignore[attr-defined]
         return events  # type: ignore[return-value]
