@@ -11,7 +11,7 @@ from measure import MiB
 from payloads import in_run, wire_event
 
 from agui_msgspec import consume
-from agui_msgspec._pipeline.warnings import WarningLog
+from agui_msgspec._pipeline.warnings import WarningLog, cut
 
 
 def test_nothing_a_stream_chose_is_kept_after_it() -> None:
@@ -133,3 +133,17 @@ def test_a_run_started_warning_repeated_within_its_run_still_collapses() -> None
         "event 0 /vendorTrace: removed unrecognised property (2 times in this run)",
         "event 3 /vendorTrace: removed unrecognised property (3 times in this run)",
     ]
+
+
+@pytest.mark.parametrize("detail", [" /traceId: removed unrecognised property", " /" + "x" * 2000])
+def test_a_warning_about_an_event_reads_as_the_same_warning_said_whole(detail: str) -> None:
+    told: list[str] = []
+    apart, whole = WarningLog(on_warning=told.append), WarningLog()
+    for index in (3, 4, 4, 9):
+        apart.warn_about(index, detail)
+        whole.warn(f"event {index}{detail}")
+    apart.run_started(9, 1)
+    whole.run_started(9, 1)
+    assert apart.kept == whole.kept
+    assert len(apart.kept) == 2  # the repeats of run 0 collapsed; event 9's is run 1's
+    assert told == [cut(f"event {index}{detail}") for index in (3, 4, 4, 9)]

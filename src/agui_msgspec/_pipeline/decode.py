@@ -113,7 +113,7 @@ class Decoder(Generic[EventT]):
         # else the boundary runs on the slow path only.
         self._documents = bool(self._middleware) or self._compat.every_event
         translate = None if self._documents else self._compat.translate
-        self._enforcer = Enforcer(self.bindings, warn, translate)
+        self._enforcer = Enforcer(self.bindings, warn, translate, self.warning_log.warn_about)
         self._run_started: type[msgspec.Struct] = self.bindings.RunStartedEvent
         self._index = 0
 

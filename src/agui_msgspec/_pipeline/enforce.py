@@ -19,12 +19,13 @@ its containing value with it. Open objects keep every member.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import itertools
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, NamedTuple
 
@@ -239,6 +240,7 @@ class Enforcer:
         bindings: Bindings,
         warn: Callable[[str], None],
         translate: Callable[[Any, int], Any] | None = None,
+        warn_about: Callable[[int, str], None] | None = None,
     ) -> None:
         self._decoder: msgspec.json.Decoder[Any] = bindings.event_decoder
         self._event_types: dict[str, type[msgspec.Struct]] = bindings.EVENT_TYPES
@@ -254,6 +256,8 @@ class Enforcer:
         self._matched: dict[re.Pattern[str], set[str | None]] = {}
         self._matched_room = _MATCHED_CACHE_CHARS
         self._warn = warn
+        # a warning about event N, its detail apart: a WarningLog's own saves finding N again
+        self._warn_about = warn_about or (lambda index, detail: warn(f"event {index}{detail}"))
         # id of a cleaned list that lost elements → the list (kept alive, so its id is not
         # reused) and the original position of each element it kept: a path into the cleaned
         # document then names the element as received
@@ -286,7 +290,8 @@ class Enforcer:
             event: msgspec.Struct = self._decoder.decode(payload)
         except _DECODE_ERRORS:
             return None
-        if type(event) in self._open_union_types and not self._open_unions_valid([event]):
+        kind = type(event)
+        if kind in self._open_union_types and not self._open_unions_valid([event], [kind], [kind]):
             return None
         return event
 
@@ -328,21 +333,28 @@ class Enforcer:
         self, events: list[msgspec.Struct]
     ) -> tuple[list[msgspec.Struct], set[type]] | None:
         kinds = set(map(type, events))
-        if not self._open_union_types.isdisjoint(kinds) and not self._open_unions_valid(events):
+        holding = self._open_union_types.intersection(kinds)
+        if holding and not self._open_unions_valid(events, list(map(type, events)), holding):
             return None
         self._expect_unknown_properties = False
         return events, kinds
 
-    def _open_unions_valid(self, events: list[msgspec.Struct]) -> bool:
-        """Whether every open-union value of ``events`` is a valid member: the values of a
-        batch checked in one call per union, as a call per event costs more than the check.
-        False may be wrong (the batch check is conservative): the exact check then decides."""
+    def _open_unions_valid(
+        self, events: list[msgspec.Struct], types: list[type], holding: Iterable[type]
+    ) -> bool:
+        """Whether every open-union value of ``events`` (of ``types``, with some of the
+        ``holding`` ones) is a valid member: a batch's values checked in one call per union,
+        as a call per event costs more than the check. False may be wrong (the batch check
+        is conservative): the exact check then decides."""
         items: dict[type[msgspec.Struct], list[Any]] = {}
-        validators = self._open_union_validators
-        holding = map(self._open_union_types.__contains__, map(type, events))
-        for event in itertools.compress(events, holding):  # only the events that hold some
-            for attr, (_, holder) in validators[type(event)].items():
-                items.setdefault(holder, []).extend(getattr(event, attr))
+        for kind in holding:
+            fields = self._open_union_validators[kind].items()
+            position = -1
+            with contextlib.suppress(ValueError):  # list.index: a search in C, no loop here
+                while True:
+                    position = types.index(kind, position + 1)
+                    for attr, (_, holder) in fields:
+                        items.setdefault(holder, []).extend(getattr(events[position], attr))
         return all(self._members_valid(values, holder) for holder, values in items.items())
 
     def _members_valid(self, values: list[Any], holder: type[msgspec.Struct]) -> bool:
@@ -478,7 +490,7 @@ class Enforcer:
         if validators is not None and _open_union_error(event, validators) is not None:
             return None  # an unknown JSON Patch operation: the walk removes it
         for key in unknown:
-            self._warn(f"event {index}{self._removed_property(key)}")
+            self._warn_about(index, self._removed_property(key))
         return event, bool(unknown)
 
     def _removed_property(self, key: str) -> str:

@@ -26,10 +26,8 @@ def _split(message: str) -> tuple[str, str]:
     """The warning's "event N" prefix (empty if it has none), and the rest: its kind and path."""
     if not message.startswith("event "):
         return "", message
-    end = 6
-    while end < len(message) and "0" <= message[end] <= "9":
-        end += 1
-    return message[:end], message[end:]
+    rest = message[6:].lstrip("0123456789")  # in C: a loop here costs more than the rest
+    return message[: len(message) - len(rest)], rest
 
 
 class _Seen:
@@ -70,6 +68,20 @@ class WarningLog:
         """Say ``message``: cut, kept as a warning of the current run, and passed on."""
         message = cut(message)
         event, kind = _split(message)
+        self._say(message, event, kind)
+
+    def warn_about(self, index: int, detail: str) -> None:
+        """``warn(f"event {index}{detail}")`` for a ``detail`` that starts with neither a digit
+        nor a letter, without finding the event number again (a warning per event is the
+        path of a producer one version ahead)."""
+        event = f"event {index}"
+        message = event + detail
+        if len(message) > MAX_WARNING_LENGTH:  # cut first: the kind is what is left of it
+            self.warn(message)
+        else:
+            self._say(message, event, detail)
+
+    def _say(self, message: str, event: str, kind: str) -> None:
         if event != self._latest_event:
             self._latest_event, self._latest = event, []
         seen = self._keep(message, (self.run, kind))
