@@ -356,7 +356,7 @@ def bench(session: nox.Session) -> None:
         *(["--scale", "0.2"] if "--quick" in session.posargs else []),
     )
     # what bounds decode on events with one unknown property: each piece of the tolerant path alone
-    session.run("python", "benchmarks/unknown_floor.py")
+    session.run("python", "benchmarks/decode_floor.py")
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
     # per-event cost at 1k and 100k events of each stream shape that once grew with the stream

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import pytest
@@ -33,7 +33,7 @@ from agui_msgspec import (
     v1_0,
     v1_1,
 )
-from agui_msgspec._pipeline.enforce import Enforcer
+from agui_msgspec._pipeline.enforce import Enforcer, _pattern_free
 
 Wire = dict[str, Any]
 
@@ -1439,3 +1439,62 @@ def test_after_an_unknown_property_the_next_payload_is_judged_the_same() -> None
     assert [warning for warning in translated if "THINKING_START" in warning] == [
         "event 3: translated retired THINKING_START to REASONING_START"
     ]
+
+
+# --- the batch check of open unions without their string patterns --------------------------
+
+_Pointer = Annotated[str, msgspec.Meta(pattern=r"\A(?:/[^~]*)*\Z")]
+
+
+class _Add(msgspec.Struct, tag_field="op", tag="add"):
+    path: _Pointer
+    value: Any
+
+
+class _Maybe(msgspec.Struct, tag_field="op", tag="maybe"):
+    path: _Pointer | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Other(msgspec.Struct, tag_field="op", tag="other"):
+    path: Annotated[str, msgspec.Meta(pattern=r"\A[a-z]*\Z")]
+
+
+class _Many(msgspec.Struct, tag_field="op", tag="many"):
+    paths: list[_Pointer]
+
+
+@pytest.mark.parametrize(
+    ("union", "pattern_free"),
+    [
+        pytest.param(_Add, True, id="a member's own string"),
+        pytest.param(_Add | _Maybe, True, id="an optional member's own string"),
+        pytest.param(_Add | _Other, False, id="two patterns on one attribute"),
+        pytest.param(_Add | _Many, False, id="a pattern in a list"),
+    ],
+)
+def test_a_pattern_only_the_exact_check_can_place_keeps_that_check(
+    union: Any, pattern_free: bool
+) -> None:
+    assert (_pattern_free(union) is not None) is pattern_free
+
+
+def test_an_absent_optional_string_passes_the_batch_check() -> None:
+    enforcer = Enforcer(v1_1, print)
+    free = _pattern_free(_Add | _Maybe)
+    assert free is not None
+    enforcer._pattern_free = {free.holder: free}
+    assert enforcer._members_valid(
+        [{"op": "maybe"}, {"op": "add", "path": "/a", "value": 1}], free.holder
+    )
+    assert not enforcer._members_valid([{"op": "maybe", "path": "a"}], free.holder)
+
+
+def test_the_batch_check_keeps_every_constraint_but_the_pattern() -> None:
+    free = _pattern_free(v1_1.JsonPatchOperation)
+    assert free is not None
+    good = {"op": "copy", "from": "/a", "path": "/b"}
+    assert msgspec.convert({"items": [good]}, free.holder)
+    for bad in ({"op": "copy", "path": "/b"}, {**good, "from": 1}, {"op": "add", "path": "/a"}):
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.convert({"items": [bad]}, free.holder)
+    assert sorted(free.patterns) == ["from_", "path"]

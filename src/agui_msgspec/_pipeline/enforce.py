@@ -158,17 +158,19 @@ def _open_union_tables(bindings: Bindings) -> _OpenUnionTables:
 
 
 def _pattern_free(union: Any) -> _PatternFree | None:
-    """The batch check for ``union``; None where a pattern sits deeper than a member's own
-    string field, or a wire name has two patterns: the batch then takes the exact check."""
+    """The batch check for ``union``; None where a member is not a Struct, a pattern sits
+    deeper than a member's own string field, or an attribute has two patterns: the batch
+    then takes the exact check."""
     members: list[type[msgspec.Struct]] = []
     patterns: dict[str, str] = {}
-    for member in _as_union(mi.type_info(union)).types:
-        struct = _as_struct(member).cls
+    info = mi.type_info(union)
+    for member in info.types if isinstance(info, mi.UnionType) else (info,):
+        if not isinstance(member, mi.StructType):
+            return None
+        struct = member.cls
         fields: list[tuple[str, Any, Any]] = []
-        for declared, info in zip(
-            msgspec.structs.fields(struct), _as_struct(member).fields, strict=True
-        ):
-            annotation, kind = declared.type, info.type
+        for declared, field in zip(msgspec.structs.fields(struct), member.fields, strict=True):
+            annotation, kind = declared.type, field.type
             if isinstance(kind, mi.StrType) and kind.pattern is not None:
                 if patterns.setdefault(declared.name, kind.pattern) != kind.pattern:
                     return None
@@ -187,6 +189,7 @@ def _pattern_free(union: Any) -> _PatternFree | None:
                 tag_field=config.tag_field,
                 tag=config.tag,
                 forbid_unknown_fields=config.forbid_unknown_fields,
+                array_like=config.array_like,
             )
         )
     compiled = {name: re.compile(pattern) for name, pattern in patterns.items()}
@@ -253,7 +256,7 @@ class Enforcer:
         self._open_union_types = tables.types
         self._pattern_free = tables.pattern_free
         # Per consumer, as the texts below: strings that matched their pattern, per pattern.
-        self._matched: dict[re.Pattern[str], set[str | None]] = {}
+        self._matched: dict[re.Pattern[str], set[object]] = {}
         self._matched_room = _MATCHED_CACHE_CHARS
         self._warn = warn
         # a warning about event N, its detail apart: a WarningLog's own saves finding N again
@@ -367,7 +370,8 @@ class Enforcer:
             return True
         items = checked.items  # type: ignore[attr-defined]
         for attr, pattern in free.patterns.items():
-            known = self._matched.setdefault(pattern, {None})  # None: a member without it
+            # None: a member without the attribute; UNSET: an optional one, absent
+            known = self._matched.setdefault(pattern, {None, msgspec.UNSET})
             strings = list(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
             if known.issuperset(strings):
                 continue

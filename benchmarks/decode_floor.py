@@ -1,0 +1,151 @@
+"""What bounds ``decode`` where issue 24's goals are missed: each piece of the path alone.
+
+    python benchmarks/decode_floor.py [--repeat 5]
+
+- **One unknown property on every event** (the text workload; goal ≤ 2x the conformant
+  decode): the strict decode of the conformant payloads, then the pieces the tolerant path
+  cannot skip: a generic JSON decode of the payload (to learn the property's name), the
+  strict conversion of the trimmed dict into the event's Struct, and one warning per event
+  through the bounded log.
+- **State deltas** (goals ≥ 5x the official decode, ≤ 1.5x the strict decode): the strict
+  decode in batches of 1,024 kept until taken, as ``decode`` keeps them; the check the spec
+  asks of every JSON Patch operation (an unknown ``op`` stripped, a malformed one fatal), as
+  the one conversion of a batch's operations into their union with the pointer pattern left
+  out, and as the gathering of each batch's pointers to match; and the official decode.
+
+µs per event, the best of ``--repeat`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from collections.abc import Callable
+
+import msgspec
+import workloads
+from ag_ui.core import Event as OfficialEvent
+from pydantic import TypeAdapter
+
+from agui_msgspec import v1_1
+from agui_msgspec._pipeline.decode import Decoder
+from agui_msgspec._pipeline.enforce import _open_union_tables
+from agui_msgspec._pipeline.warnings import WarningLog
+
+BATCH = 1024
+STRICT = v1_1.event_decoder.decode
+
+
+def best(run: Callable[[], object], repeat: int, events: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times) / events * 1e6
+
+
+def warn_each(events: int) -> None:
+    warn_about = WarningLog().warn_about
+    for index in range(events):
+        warn_about(index, f" /{workloads.UNKNOWN_PROPERTY}: removed unrecognised property")
+
+
+def each(function: Callable[[bytes], object], payloads: list[bytes]) -> None:
+    """``function`` on every payload, each result dropped at once (as the official loop does)."""
+    for payload in payloads:
+        function(payload)
+
+
+def batches(items: list[bytes]) -> list[list[bytes]]:
+    return [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
+
+
+def unknown_rows() -> dict[str, tuple[int, Callable[[], object]]]:
+    documents = list(workloads.text_events(40, 500))
+    conformant = [msgspec.json.encode(document) for document in documents]
+    unknown = [msgspec.json.encode(document) for document in workloads.unknown_events(40, 500)]
+    trimmed = [msgspec.json.decode(payload) for payload in conformant]
+    structs = [v1_1.EVENT_TYPES[document["type"]] for document in trimmed]
+    events = len(unknown)
+
+    def decode(payloads: list[bytes]) -> None:
+        decode_many = Decoder().decode_many
+        for batch in batches(payloads):
+            decode_many(batch)
+
+    return {
+        "strict decode, conformant (the reference)": (events, lambda: each(STRICT, conformant)),
+        "decode, conformant": (events, lambda: decode(conformant)),
+        "decode, one unknown property": (events, lambda: decode(unknown)),
+        "generic JSON decode of the payload": (
+            events,
+            lambda: each(msgspec.json.decode, unknown),
+        ),
+        "strict convert of the trimmed dict": (
+            events,
+            lambda: list(map(msgspec.convert, trimmed, structs)),
+        ),
+        "one warning per event (WarningLog.warn_about)": (events, lambda: warn_each(events)),
+    }
+
+
+def state_rows() -> dict[str, tuple[int, Callable[[], object]]]:
+    payloads = [msgspec.json.encode(document) for document in workloads.state_events(10_000)]
+    events = len(payloads)
+    holder = _open_union_tables(v1_1).validators[v1_1.StateDeltaEvent]["delta"][1]
+    pattern_free = _open_union_tables(v1_1).pattern_free[holder].holder
+    decoded = [list(map(STRICT, batch)) for batch in batches(payloads)]
+    operations = [
+        [op for event in batch if type(event) is v1_1.StateDeltaEvent for op in event.delta]
+        for batch in decoded
+    ]
+    converted = [msgspec.convert({"items": ops}, pattern_free).items for ops in operations]
+    official = TypeAdapter(OfficialEvent).validate_json
+
+    def decode() -> None:
+        decode_many = Decoder().decode_many
+        for batch in batches(payloads):
+            decode_many(batch)
+
+    def pointers() -> None:
+        for items in converted:
+            for attr in ("path", "from_"):
+                set(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
+
+    return {
+        "strict decode, one by one (the reference)": (events, lambda: each(STRICT, payloads)),
+        "strict decode, batches kept": (
+            events,
+            lambda: [list(map(STRICT, batch)) for batch in batches(payloads)],
+        ),
+        "the operations converted, pattern left out": (
+            events,
+            lambda: [msgspec.convert({"items": ops}, pattern_free) for ops in operations],
+        ),
+        "the operations converted with the pattern (msgspec's own check)": (
+            events,
+            lambda: [msgspec.convert({"items": ops}, holder) for ops in operations],
+        ),
+        "each batch's pointers gathered": (events, pointers),
+        "decode": (events, decode),
+        "official decode": (events, lambda: each(official, payloads)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    for title, rows in (
+        ("one unknown property on every event (text)", unknown_rows()),
+        ("state deltas", state_rows()),
+    ):
+        print(f"\n{title}\n\n| piece | µs/event |\n|---|--:|")
+        for label, (events, run) in rows.items():
+            print(f"| {label} | {best(run, args.repeat, events):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
