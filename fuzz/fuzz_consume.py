@@ -208,6 +208,10 @@ BUILTIN_STREAMS: list[list[Wire]] = [
 ]
 
 
+# A producer one version ahead: the same property on every event, which a batch takes at once.
+BUILTIN_STREAMS.append([{**event, "xTraceId": "00-1"} for event in BUILTIN_STREAMS[0]])
+
+
 def sse_body(events: Iterable[Wire | bytes]) -> bytes:
     return b"".join(b"data: " + _encode(event) + b"\n\n" for event in events)
 

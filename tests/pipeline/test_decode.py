@@ -208,6 +208,85 @@ def test_a_batch_of_dicts_decodes_as_its_text_does() -> None:
     assert Decoder().decode_many(documents) == Decoder().decode_many(list(map(encode, documents)))
 
 
+AHEAD = "xAhead"  # a property a producer one version ahead sends on every event
+
+
+def ahead(document: Wire) -> Wire:
+    return {**document, AHEAD: 1}
+
+
+def one_by_one(payloads: list[Any], **options: Any) -> tuple[list[Any], list[str], list[str]]:
+    """Each payload through ``Decoder.decode``: the events, what the callback heard, what was kept."""
+    told: list[str] = []
+    decoder = Decoder(on_warning=told.append, **options)
+    events = [decoder.decode(payload) for payload in payloads]
+    return [event for event in events if event is not None], told, decoder.warnings
+
+
+@pytest.mark.parametrize("max_warnings", [1000, 1])
+def test_a_batch_of_a_producer_one_version_ahead_decodes_as_each_payload_does(
+    max_warnings: int,
+) -> None:
+    stream = [{**CONTENT, "delta": str(n)} for n in range(50)]
+    # a dropped event first: with max_warnings=1 its warning is the one kept
+    payloads = [encode({"type": "HEARTBEAT"})] + [encode(ahead(document)) for document in stream]
+    events, told, kept = one_by_one(payloads, max_warnings=max_warnings)
+    decoder = Decoder(max_warnings=max_warnings)
+    batched = decoder.decode_many(payloads[:2]) + decoder.decode_many(payloads[2:])
+    assert decoder.slow_path_count == len(payloads)
+    assert batched == events == [decode(encode(document)) for document in stream]
+    assert decoder.warnings == kept
+    assert kept[-1] == (
+        "event 1 /xAhead: removed unrecognised property (50 times in this run)"
+        if max_warnings > 1
+        else "50 more warnings not kept (max_warnings=1)"
+    )
+    heard: list[str] = []
+    decoder = Decoder(on_warning=heard.append, max_warnings=max_warnings)
+    assert decoder.decode_many(payloads[:2]) + decoder.decode_many(payloads[2:]) == events
+    assert heard == told
+    assert len(told) == 51
+
+
+@pytest.mark.parametrize(
+    "odd_one",
+    [
+        pytest.param(CONTENT, id="one without the property"),
+        pytest.param({**ahead(CONTENT), "xOther": 2}, id="one with another as well"),
+        pytest.param(ahead({"type": "HEARTBEAT"}), id="an unknown event type"),
+        pytest.param({**ahead(CONTENT), "delta": 7}, id="a malformed value"),
+        pytest.param(
+            {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f", AHEAD: 1},
+            id="a kind that knows no more",
+        ),
+    ],
+)
+def test_a_batch_that_differs_anywhere_is_decoded_one_by_one(odd_one: Wire) -> None:
+    payloads = [encode(ahead(CONTENT))] * 3 + [encode(odd_one)] + [encode(ahead(CONTENT))] * 3
+    try:
+        expected: Any = one_by_one(payloads)[::2]
+    except MalformedEvent as refused:
+        expected = (refused.rule, refused.index, refused.path)
+    decoder = Decoder()
+    try:
+        got: Any = (decoder.decode_many(payloads[:2]) + decoder.decode_many(payloads[2:]),)
+        got += (decoder.warnings,)
+    except MalformedEvent as refused:
+        got = (refused.rule, refused.index, refused.path)
+    assert list(got) == list(expected)
+
+
+def test_a_property_one_kind_knows_is_not_stripped_from_it_in_a_batch() -> None:
+    # parentMessageId is unknown to TEXT_MESSAGE_CONTENT and known to TOOL_CALL_START
+    extra = {"parentMessageId": "m0"}
+    start = {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f", **extra}
+    payloads = [encode({**CONTENT, **extra})] * 3 + [encode(start)]
+    decoder = Decoder()
+    events = decoder.decode_many(payloads[:1]) + decoder.decode_many(payloads[1:])
+    assert events == one_by_one(payloads)[0]
+    assert events[-1].parent_message_id == "m0"
+
+
 # --- inputs and messages -------------------------------------------------------------------
 
 
@@ -333,11 +412,12 @@ EXAMPLES = int(os.environ.get("AGUI_AGREEMENT_EXAMPLES", "150"))
     valid_streams(),
     st.lists(st.tuples(st.integers(0, 400), _MUTATIONS), max_size=4),
     st.booleans(),
+    st.booleans(),
 )
 def test_decode_agrees_with_consumer_on_fuzzed_streams(
-    stream: list[Wire], mutations: list[Any], as_text: bool
+    stream: list[Wire], mutations: list[Any], as_text: bool, one_version_ahead: bool
 ) -> None:
-    events = list(stream)
+    events = [ahead(event) for event in stream] if one_version_ahead else list(stream)
     for position, mutate in mutations:
         if events:
             where = position % len(events)

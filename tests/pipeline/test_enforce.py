@@ -1441,6 +1441,34 @@ def test_after_an_unknown_property_the_next_payload_is_judged_the_same() -> None
     ]
 
 
+def test_a_stream_one_version_ahead_reads_the_same_in_batches_as_event_by_event() -> None:
+    """After the first payload, a batch whose events all carry the same new property takes
+    one conversion; what the consumer delivers and keeps, warnings of later stages among
+    them, is what it would be payload by payload."""
+    events = [
+        START,
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}},
+        {"type": "STATE_DELTA", "delta": [{"op": "test", "path": "/a", "value": 2}]},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        *(content("m", str(n)) for n in range(5)),
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        FINISH,
+    ]
+    payloads = [msgspec.json.encode({**event, "xVendor": 1}) for event in events]
+    batched, each = Consumer(), Consumer()
+    delivered = batched.feed_many(payloads[:1]) + batched.feed_many(payloads[1:]) + batched.close()
+    one_by_one = [event for payload in payloads for event in each.feed(payload)] + each.close()
+    assert batched.slow_path_count == each.slow_path_count == len(payloads)
+    assert delivered == one_by_one
+    assert batched.warnings == each.warnings
+    assert (
+        batched.warnings[0]
+        == "event 0 /xVendor: removed unrecognised property (11 times in this run)"
+    )
+    assert any("/delta" in warning for warning in batched.warnings)  # the reducer's own
+    assert (batched.messages, batched.state) == (each.messages, each.state)
+
+
 # --- the batch check of open unions without their string patterns --------------------------
 
 _Pointer = Annotated[str, msgspec.Meta(pattern=r"\A(?:/[^~]*)*\Z")]

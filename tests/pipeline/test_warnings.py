@@ -7,6 +7,8 @@ import gc
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from measure import MiB
 from payloads import in_run, wire_event
 
@@ -147,3 +149,34 @@ def test_a_warning_about_an_event_reads_as_the_same_warning_said_whole(detail: s
     assert apart.kept == whole.kept
     assert len(apart.kept) == 2  # the repeats of run 0 collapsed; event 9's is run 1's
     assert told == [cut(f"event {index}{detail}") for index in (3, 4, 4, 9)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 3),
+    st.lists(st.sampled_from([" /a: x", " /b: y", ": z"]), min_size=1, max_size=3, unique=True),
+    st.integers(1, 8),
+    st.integers(0, 12),
+    st.integers(0, 998),
+    st.booleans(),
+)
+def test_warnings_about_many_events_at_once_read_as_said_one_by_one(
+    said_before: int, details: list[str], max_warnings: int, count: int, index: int, told: bool
+) -> None:
+    heard: list[list[str]] = [[], []]
+    logs = [
+        WarningLog(max_warnings, heard[0].append if told else None),
+        WarningLog(max_warnings, heard[1].append if told else None),
+    ]
+    for log in logs:
+        for earlier in range(said_before):
+            log.warn(f"event {earlier}: dropped event {earlier}")
+    logs[0].warn_each(index, count, details)
+    for event in range(index, index + count):
+        for detail in details:
+            logs[1].warn_about(event, detail)
+    for log in logs:  # what is kept of the latest event moves with a run it starts
+        log.run_started(index + count - 1, 1)
+        log.warn_about(index + count, details[0])
+    assert logs[0].kept == logs[1].kept
+    assert heard[0] == heard[1]

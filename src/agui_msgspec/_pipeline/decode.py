@@ -23,7 +23,7 @@ from agui_msgspec._documents import Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, too_deep
 from agui_msgspec._json import json_kind, pointer_from_msgspec
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility, translate_message
-from agui_msgspec._pipeline.enforce import Enforcer
+from agui_msgspec._pipeline.enforce import Enforcer, WarnEach
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 
@@ -152,7 +152,7 @@ class Decoder(Generic[EventT]):
         """The typed events of ``payloads`` in order, those dropped left out; a list or tuple
         of conformant JSON text costs one strict decode per payload, in one call."""
         if isinstance(payloads, (list, tuple)):
-            events = self.decode_conformant(payloads)
+            events = self.decode_batch(payloads)
             if events is not None:
                 return events
         decode = self.decode
@@ -173,6 +173,24 @@ class Decoder(Generic[EventT]):
             latest = next(event for event in reversed(events) if type(event) is run_started)
             self._compat.run_id = latest.run_id  # type: ignore[attr-defined]
         return events  # type: ignore[return-value]
+
+    def decode_batch(
+        self, payloads: Sequence[Payload], warn_each: WarnEach | None = None
+    ) -> list[EventT] | None:
+        """:meth:`decode_conformant`, else, for a producer one version ahead, the batch whose
+        only unrecognised material is the top-level properties the payload before had too
+        (each removed with its warning, through ``warn_each``: by default this decoder's
+        log); None: decode them one by one."""
+        events = self.decode_conformant(payloads)
+        if events is not None or self._documents or not self._enforcer.expects_extras:
+            return events
+        decoded = self._enforcer.decode_with_extras(
+            payloads, self._index, warn_each or self.warning_log.warn_each
+        )
+        if decoded is None:
+            return None
+        self._index += len(decoded[0])
+        return decoded[0]  # type: ignore[return-value]
 
     def _before_enforcement(self, payload: Payload, index: int) -> bytes | None:
         """Compatibility, then the middleware; the JSON bytes for enforcement, or None if dropped."""

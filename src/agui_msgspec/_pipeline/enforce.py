@@ -93,6 +93,23 @@ _REMOVED_PROPERTY_CACHE_CHARS = 64 * 1024
 _MATCHED_CACHE_CHARS = 64 * 1024
 
 
+_ABSENT = object()  # what dict.pop gives for a payload without the property
+
+WarnEach = Callable[[int, int, Sequence[str]], None]
+"""Says each detail about each of ``count`` events from ``index`` on (``WarningLog.warn_each``)."""
+
+
+def _wire_names(struct: type[msgspec.Struct]) -> frozenset[str | None]:
+    """The properties a Struct knows, its tag included."""
+    names = _WIRE_NAMES.get(struct)
+    if names is None:
+        config = struct.__struct_config__
+        names = _WIRE_NAMES[struct] = frozenset(
+            (*struct.__struct_encode_fields__, config.tag_field)
+        )
+    return names
+
+
 def _walk_of(expected: mi.Type) -> _Walk:
     if isinstance(expected, _NOTHING_TO_REMOVE):
         return _Walk.NONE
@@ -266,12 +283,14 @@ class Enforcer:
         # document then names the element as received
         self._positions: dict[int, tuple[list[Any], list[int]]] = {}
         self._translate = translate  # the compatibility boundary: it sees a document first
+        self._event_list = list[bindings.event_decoder.type]  # type: ignore[name-defined]
+        self._run_started: type[msgspec.Struct] = bindings.RunStartedEvent
         self.slow_path_count = 0
         """How many payloads needed the slow path: conformant traffic never does."""
-        # The last payload's only unrecognised material was properties of its own. A producer
-        # that adds one (a trace id, say) adds it to every event, so the next payload skips
-        # the strict decode, which would fail.
-        self._expect_unknown_properties = False
+        # The top-level properties the last payload had and this version does not, when they
+        # were all it had unrecognised. A producer that adds one (a trace id, say) adds it to
+        # every event, so the next payload skips the strict decode, which would fail.
+        self._extras: tuple[str, ...] = ()
         self._removed_texts: dict[str, str] = {}
         self._removed_texts_room = _REMOVED_PROPERTY_CACHE_CHARS
 
@@ -282,7 +301,7 @@ class Enforcer:
                 return payload  # type: ignore[return-value]
             text = _dict_text(payload) if type(payload) is dict else None
             payload = encode_document(payload, index) if text is None else text
-        if self._expect_unknown_properties:
+        if self._extras:
             return self._slow_path(payload, index, strict_failed=False)
         event = self._strict(payload)
         return event if event is not None else self._slow_path(payload, index, strict_failed=True)
@@ -332,6 +351,43 @@ class Enforcer:
             return None
         return self._checked(events)
 
+    @property
+    def expects_extras(self) -> bool:
+        """Whether the last payload's only unrecognised material was top-level properties."""
+        return bool(self._extras)
+
+    def decode_with_extras(
+        self, payloads: Sequence[Payload], index: int, warn_each: WarnEach
+    ) -> tuple[list[msgspec.Struct], set[type]] | None:
+        """The fast path for a batch of a producer one version ahead: every event, if each
+        payload's only unrecognised material is the top-level properties the payload before
+        had too. Each is removed, with its warning (``warn_each``, about the events from
+        ``index`` on), and the batch converted in one call, as the slow path converts one
+        payload. None if any payload has more or less, or is a run's start (the warnings
+        said of it belong to the run it starts): decode them one by one."""
+        extras = self._extras
+        try:
+            documents: list[Any] = list(map(msgspec.json.decode, payloads))  # type: ignore[arg-type]
+            for name in extras:  # dict.pop raises TypeError for a document that is not an object
+                absent = itertools.repeat(_ABSENT)
+                if _ABSENT in map(dict.pop, documents, itertools.repeat(name), absent):
+                    return None
+            events: list[msgspec.Struct] = msgspec.convert(documents, self._event_list)
+        except (*_DECODE_ERRORS, TypeError, RecursionError):
+            return None
+        checked = self._checked(events)
+        if checked is None:
+            return None
+        kinds = checked[1]
+        if self._run_started in kinds or any(
+            not _wire_names(kind).isdisjoint(extras) for kind in kinds
+        ):  # a property one kind does not know and another does is the exact path's to judge
+            return None
+        self._extras = extras
+        self.slow_path_count += len(events)
+        warn_each(index, len(events), [self._removed_property(name) for name in extras])
+        return checked
+
     def _checked(
         self, events: list[msgspec.Struct]
     ) -> tuple[list[msgspec.Struct], set[type]] | None:
@@ -339,7 +395,7 @@ class Enforcer:
         holding = self._open_union_types.intersection(kinds)
         if holding and not self._open_unions_valid(events, list(map(type, events)), holding):
             return None
-        self._expect_unknown_properties = False
+        self._extras = ()
         return events, kinds
 
     def _open_unions_valid(
@@ -388,7 +444,7 @@ class Enforcer:
     def _slow_path(
         self, payload: bytes | bytearray | memoryview | str, index: int, strict_failed: bool
     ) -> msgspec.Struct | None:
-        self._expect_unknown_properties = False
+        self._extras = ()
         self.slow_path_count += 1
         try:
             document = msgspec.json.decode(payload)
@@ -416,7 +472,7 @@ class Enforcer:
         trimmed = self._without_unknown_properties(document, struct, index)
         if trimmed is not None:
             kept, removed = trimmed
-            self._expect_unknown_properties = removed
+            self._extras = removed
             if not (removed or strict_failed) and self._strict(payload) is not None:
                 self.slow_path_count -= 1  # a guess that missed: the strict decoder takes it
             return kept
@@ -463,20 +519,15 @@ class Enforcer:
 
     def _without_unknown_properties(
         self, document: dict[str, Any], struct: type[msgspec.Struct], index: int
-    ) -> tuple[msgspec.Struct, bool] | None:
-        """The common slow path, cheaply: the event and whether it had unknown properties,
-        if those (a vendor's extra field, say) were all it had unrecognised; else None, and
+    ) -> tuple[msgspec.Struct, tuple[str, ...]] | None:
+        """The common slow path, cheaply: the event and the unknown properties it had, if
+        those (a vendor's extra field, say) were all it had unrecognised; else None, and
         ``document`` as it was.
 
         Anything else the walk would remove, or read as an integer, fails the strict
         conversion, so a success here is what the walk would have made.
         """
-        names = _WIRE_NAMES.get(struct)
-        if names is None:
-            config = struct.__struct_config__
-            names = _WIRE_NAMES[struct] = frozenset(
-                (*struct.__struct_encode_fields__, config.tag_field)
-            )
+        names = _wire_names(struct)
         unknown = []
         for key in document:  # a loop: a comprehension costs more, per event
             if key not in names:
@@ -495,7 +546,7 @@ class Enforcer:
             return None  # an unknown JSON Patch operation: the walk removes it
         for key in unknown:
             self._warn_about(index, self._removed_property(key))
-        return event, bool(unknown)
+        return event, tuple(unknown)
 
     def _removed_property(self, key: str) -> str:
         """The warning for an unrecognised property, after "event N": built once per name

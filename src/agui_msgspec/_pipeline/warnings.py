@@ -7,7 +7,7 @@ a run is kept once, with a count (the ``on_warning`` callback still sees each).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 DEFAULT_MAX_WARNINGS = 1000
 """Distinct warnings kept per stream; past it, one summary line counts the rest."""
@@ -80,6 +80,31 @@ class WarningLog:
             self.warn(message)
         else:
             self._say(message, event, detail)
+
+    def warn_each(self, index: int, count: int, details: Sequence[str]) -> None:
+        """``warn_about`` each of ``details`` about each of ``count`` events from ``index`` on,
+        in that order. With no ``on_warning`` to tell each, the events between the first and
+        the last are only counted: they repeat the first's warnings within one run."""
+        longest = len(f"event {index + count}") + max(map(len, details), default=0)
+        if self.on_warning is not None or count < 3 or longest > MAX_WARNING_LENGTH:
+            for event in range(index, index + count):
+                for detail in details:
+                    self.warn_about(event, detail)
+            return
+        for detail in details:
+            self.warn_about(index, detail)
+        for detail in details:
+            self._repeat(detail, count - 2)
+        for detail in details:
+            self.warn_about(index + count - 1, detail)
+
+    def _repeat(self, detail: str, times: int) -> None:
+        """What ``times`` more of the warning just said about ``detail`` would leave."""
+        seen = self._seen.get((self.run, detail))
+        if seen is not None:
+            seen.count += times
+        else:  # past the bound: each would be one more not kept
+            self._not_kept += times
 
     def _say(self, message: str, event: str, kind: str) -> None:
         if event != self._latest_event:
