@@ -187,6 +187,20 @@ def test_a_batch_with_a_malformed_pointer_raises_at_its_event() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("operation", "path"),
+    [
+        pytest.param({"op": "move", "from": "a", "path": "/b"}, "/delta/0/from", id="from"),
+        pytest.param({"op": "remove", "path": "b"}, "/delta/0/path", id="path"),
+    ],
+)
+def test_each_pointer_of_a_batch_is_matched(operation: Wire, path: str) -> None:
+    batch = [state_delta({"op": "replace", "path": "/a", "value": 1})] * 2
+    with pytest.raises(MalformedEvent) as raised:
+        Decoder().decode_many([*batch, state_delta(operation)])
+    assert (raised.value.index, raised.value.path) == (2, path)
+
+
 def test_a_member_an_operation_does_not_have_is_ignored_in_a_batch() -> None:
     # RFC 6902 section 4: members an operation does not define are ignored, whatever they hold
     odd = {"op": "add", "path": "/a", "value": 1, "from": "not a pointer"}

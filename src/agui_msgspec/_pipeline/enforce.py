@@ -149,6 +149,9 @@ class _PatternFree(NamedTuple):
     holder: type[msgspec.Struct]
     patterns: dict[str, re.Pattern[str]]
     """attribute → the pattern its strings match, the same in every member that has it."""
+    owners: dict[str, frozenset[type[msgspec.Struct]]]
+    """attribute → the pattern-free members that have it, where some do not (a batch of
+    none of them has no strings there to match: ``from`` of a JSON Patch ``move``)."""
 
 
 @functools.cache  # per bindings module: a consumer per stream must not rebuild them
@@ -210,7 +213,12 @@ def _pattern_free(union: Any) -> _PatternFree | None:
             )
         )
     compiled = {name: re.compile(pattern) for name, pattern in patterns.items()}
-    return _PatternFree(_holder(functools.reduce(operator.or_, members)), compiled)
+    owners = {
+        name: frozenset(member for member in members if name in member.__struct_fields__)
+        for name in patterns
+    }
+    partial = {name: kinds for name, kinds in owners.items() if len(kinds) < len(members)}
+    return _PatternFree(_holder(functools.reduce(operator.or_, members)), compiled, partial)
 
 
 def _same_default(declared: msgspec.structs.FieldInfo) -> Any:
@@ -425,7 +433,11 @@ class Enforcer:
         if free is None:
             return True
         items = checked.items  # type: ignore[attr-defined]
+        kinds = set(map(type, items)) if free.owners else set()
         for attr, pattern in free.patterns.items():
+            owners = free.owners.get(attr)
+            if owners is not None and owners.isdisjoint(kinds):
+                continue
             # None: a member without the attribute; UNSET: an optional one, absent
             known = self._matched.setdefault(pattern, {None, msgspec.UNSET})
             strings = list(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
