@@ -258,8 +258,22 @@ def test_a_batch_of_a_producer_one_version_ahead_decodes_as_each_payload_does(
     heard: list[str] = []
     decoder = Decoder(on_warning=heard.append, max_warnings=max_warnings)
     assert decoder.decode_many(payloads[:2]) + decoder.decode_many(payloads[2:]) == events
-    assert heard == told
+    assert heard == told  # a callback hears each warning, in each payload's own order
     assert len(told) == 51
+
+
+def test_a_callback_hears_the_properties_in_each_payloads_own_order() -> None:
+    first, second = {**CONTENT, "xA": 1, "xB": 2}, {**CONTENT, "xB": 2, "xA": 1}
+    payloads = [encode(first)] + [encode(second), encode(first)] * 3
+    heard: list[str] = []
+    decoder = Decoder(on_warning=heard.append)
+    decoder.decode_many(payloads[:1])
+    decoder.decode_many(payloads[1:])
+    assert heard == one_by_one(payloads)[1]
+    assert heard[2:4] == [
+        "event 1 /xB: removed unrecognised property",
+        "event 1 /xA: removed unrecognised property",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -533,12 +533,9 @@ class Consumer(Generic[EventT]):
             self._index += 1
             event = self._decoder.decode(payloads[0], self._index - 1)
             return ((payloads, [event]),)  # type: ignore[list-item]  # None: dropped
-        # A callback hears each warning when its event is delivered, so it is told a batch's
-        # decode warnings one by one, among the later stages'; the kept list reads the same.
-        decoder = self._decoder
-        decode = decoder.decode_conformant if self._warnings.on_warning else decoder.decode_batch
+        decode_batch = self._decoder.decode_batch
         return (
-            (batch, decode(batch))
+            (batch, decode_batch(batch))
             for batch in (
                 payloads[start : start + _BATCH_SIZE]
                 for start in range(0, len(payloads), _BATCH_SIZE)

@@ -23,7 +23,7 @@ from agui_msgspec._documents import Payload, decode_document, encode_document
 from agui_msgspec._errors import MalformedEvent, too_deep
 from agui_msgspec._json import json_kind, pointer_from_msgspec
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility, translate_message
-from agui_msgspec._pipeline.enforce import Enforcer, WarnEach
+from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 
@@ -174,18 +174,19 @@ class Decoder(Generic[EventT]):
             self._compat.run_id = latest.run_id  # type: ignore[attr-defined]
         return events  # type: ignore[return-value]
 
-    def decode_batch(
-        self, payloads: Sequence[Payload], warn_each: WarnEach | None = None
-    ) -> list[EventT] | None:
+    def decode_batch(self, payloads: Sequence[Payload]) -> list[EventT] | None:
         """:meth:`decode_conformant`, else, for a producer one version ahead, the batch whose
         only unrecognised material is the top-level properties the payload before had too
-        (each removed with its warning, through ``warn_each``: by default this decoder's
-        log); None: decode them one by one."""
+        (each removed with its warning); None: decode them one by one. With ``on_warning``
+        the latter always, so the callback hears each warning in the order its event has
+        the properties."""
         events = self.decode_conformant(payloads)
-        if events is not None or self._documents or not self._enforcer.expects_extras:
+        if events is not None or self._documents or self.warning_log.on_warning is not None:
             return events
+        if not self._enforcer.expects_extras:
+            return None
         decoded = self._enforcer.decode_with_extras(
-            payloads, self._index, warn_each or self.warning_log.warn_each
+            payloads, self._index, self.warning_log.warn_each
         )
         if decoded is None:
             return None
