@@ -4,6 +4,7 @@ issue 14, item 11). Memory is measured with tracemalloc, never time."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.server
 import io
@@ -12,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,7 @@ import msgspec
 import pytest
 from serving import serve_handler, trickling_server
 
+from agui_msgspec._tools import cli
 from agui_msgspec._tools.cli import main
 
 START = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -484,6 +487,26 @@ def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
         _, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert "Traceback" not in err.decode()
+
+
+def test_ctrl_c_in_a_finalizer_still_stops_the_run() -> None:
+    """Python 3.10's default handler raises the interrupt wherever the interpreter is; in a
+    finalizer it is swallowed and the run went on (a flaky CI hang). The event loop's own
+    handler cancels the run instead."""
+
+    class InterruptedWhenCollected:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)
+
+    async def run() -> int:
+        InterruptedWhenCollected()  # collected at once: the signal arrives inside __del__
+        await asyncio.sleep(5)
+        return 0
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(cli._interruptible(run()))
+    assert time.monotonic() - started < 4
 
 
 # --- check: a message with only tool calls, a body ending inside an event ------------------------

@@ -16,10 +16,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -708,7 +709,38 @@ def _run(
     except (ImportError, UsageError) as exc:
         _error(str(exc))
         return EXIT_USAGE
-    return asyncio.run(_run_live(agent, input, out, as_json=as_json, next=next))
+    return asyncio.run(_interruptible(_run_live(agent, input, out, as_json=as_json, next=next)))
+
+
+async def _interruptible(work: Coroutine[Any, Any, int]) -> int:
+    """``work``, with Ctrl-C cancelling it from the event loop, as ``asyncio.run`` does from
+    Python 3.11: before, the interrupt is raised wherever the interpreter is, in a finalizer
+    too, which swallows it, and the run goes on."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    interrupted = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    except (
+        NotImplementedError,
+        RuntimeError,
+        ValueError,
+    ):  # no Unix signals, or not the main thread
+        return await work
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 async def _run_live(
