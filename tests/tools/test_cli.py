@@ -474,10 +474,19 @@ def test_an_error_message_from_the_server_is_shown_escaped(
     assert not any(ch in captured.err for ch in "\x1b\x07\r\u202e")
 
 
+def started_with_sigint(handler: str) -> list[str]:
+    """``python -m agui_msgspec`` with SIGINT's handler set first: ``default_int_handler`` is a
+    start from a terminal, whatever this process inherited (a CI job may ignore SIGINT, and a
+    child inherits that); ``SIG_IGN`` a background job of a script."""
+    start = f"signal.signal(signal.SIGINT, signal.{handler})"
+    module = "runpy.run_module('agui_msgspec', run_name='__main__', alter_sys=True)"
+    return [sys.executable, "-c", f"import runpy, signal; {start}; {module}"]
+
+
 def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
     with serve_handler(trickling_server(b"", b": keepalive\n\n", 0.1)) as url:
         process = subprocess.Popen(
-            [sys.executable, "-m", "agui_msgspec", "run", f"{url}/"],
+            [*started_with_sigint("default_int_handler"), "run", f"{url}/"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -504,9 +513,30 @@ def test_ctrl_c_in_a_finalizer_still_stops_the_run() -> None:
         return 0
 
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        asyncio.run(cli._interruptible(run()))
+    # as from a terminal, whatever this process inherited (a CI job may ignore SIGINT)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(cli._interruptible(run()))
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     assert time.monotonic() - started < 4
+
+
+def test_a_run_started_with_sigint_ignored_keeps_ignoring_it() -> None:
+    with serve_handler(trickling_server(b"", b": keepalive\n\n", 0.1)) as url:
+        process = subprocess.Popen(
+            [*started_with_sigint("SIG_IGN"), "run", f"{url}/"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        assert "RUN_STARTED" in process.stdout.readline().decode()
+        process.send_signal(signal.SIGINT)
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.communicate(timeout=1)
+        process.terminate()
+        process.communicate(timeout=30)
 
 
 # --- check: a message with only tool calls, a body ending inside an event ------------------------
