@@ -713,10 +713,11 @@ def _run(
 
 
 async def _interruptible(work: Coroutine[Any, Any, int]) -> int:
-    """``work``, with Ctrl-C cancelling it from the event loop, as ``asyncio.run`` does from
-    Python 3.11: before, the interrupt is raised wherever the interpreter is, in a finalizer
-    too, which swallows it, and the run goes on. A process started with SIGINT ignored (a
-    background job of a script) keeps ignoring it."""
+    """``work``, with Ctrl-C cancelling it from the event loop, as ``asyncio.run`` itself
+    does from Python 3.11 (its handler is then in place, and this adds none): before, the
+    interrupt is raised wherever the interpreter is, in a finalizer too, which swallows it,
+    and the run goes on. A process started with SIGINT ignored (a script's background job)
+    keeps ignoring it."""
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return await work
     loop, task = asyncio.get_running_loop(), asyncio.current_task()
