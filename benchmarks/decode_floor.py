@@ -13,6 +13,10 @@
   the one conversion of a batch's operations into their union with the pointer pattern left
   out, and as the gathering of each batch's pointers to match; and the official decode.
 
+- **The realistic mix** (goal ≥ 5x the official decode, on the line): the same reference
+  and kept batches, and the one pass over each batch's types that finds its JSON Patch
+  events and checks them.
+
 µs per event, the best of ``--repeat`` runs.
 """
 
@@ -137,6 +141,30 @@ def state_rows() -> dict[str, tuple[int, Callable[[], object]]]:
     }
 
 
+def mix_rows() -> dict[str, tuple[int, Callable[[], object]]]:
+    payloads = [msgspec.json.encode(document) for document in workloads.mixed_events(250)]
+    events = len(payloads)
+    decoded = [list(map(STRICT, batch)) for batch in batches(payloads)]
+    enforcer = Decoder()._enforcer
+    official = TypeAdapter(OfficialEvent).validate_json
+
+    def decode() -> None:
+        decode_many = Decoder().decode_many
+        for batch in batches(payloads):
+            decode_many(batch)
+
+    return {
+        "strict decode, one by one (the reference)": (events, lambda: each(STRICT, payloads)),
+        "strict decode, each batch kept until the next": (events, lambda: kept(payloads)),
+        "a batch's types, and its JSON Patch operations checked": (
+            events,
+            lambda: [enforcer._checked(batch) for batch in decoded],
+        ),
+        "decode": (events, decode),
+        "official decode": (events, lambda: each(official, payloads)),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -144,6 +172,7 @@ def main() -> None:
     for title, rows in (
         ("one unknown property on every event (text)", unknown_rows()),
         ("state deltas", state_rows()),
+        ("realistic mix (decode ≥ 5x official)", mix_rows()),
     ):
         print(f"\n{title}\n\n| piece | µs/event |\n|---|--:|")
         for label, (events, run) in rows.items():
