@@ -355,7 +355,7 @@ def bench(session: nox.Session) -> None:
         "benchmarks/decoding.py",
         *(["--scale", "0.2"] if "--quick" in session.posargs else []),
     )
-    # what bounds decode on events with one unknown property: each piece of the tolerant path alone
+    # what bounds decode where a goal is missed (unknown property, state, mix): each piece alone
     session.run("python", "benchmarks/decode_floor.py")
     session.run("python", "benchmarks/run.py", *session.posargs)
     session.run("python", "benchmarks/interop.py")  # the official models' conversion costs
