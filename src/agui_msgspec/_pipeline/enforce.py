@@ -60,6 +60,13 @@ def _batch_decoder(decoder: msgspec.json.Decoder[Any]) -> msgspec.json.Decoder[l
     return msgspec.json.Decoder(list[decoder.type])  # type: ignore[name-defined]
 
 
+@functools.cache  # per bindings module, as the event decoder it reads
+def _event_holder(decoder: msgspec.json.Decoder[Any]) -> type[msgspec.Struct]:
+    """A Struct whose ``items`` are events, each as ``decoder`` decodes one: msgspec keeps a
+    Struct's conversion plan, and makes a ``list[...]`` type's anew on every call."""
+    return msgspec.defstruct("Events", [("items", list[decoder.type])])  # type: ignore[name-defined]
+
+
 def _dict_text(payload: Any) -> bytes | None:
     """A dict payload's JSON text (or a list of them) by msgspec's encoder, or None where that
     could differ from the careful encoding (:func:`encode_document`): msgspec writes NaN and
@@ -291,7 +298,7 @@ class Enforcer:
         # document then names the element as received
         self._positions: dict[int, tuple[list[Any], list[int]]] = {}
         self._translate = translate  # the compatibility boundary: it sees a document first
-        self._event_list = list[bindings.event_decoder.type]  # type: ignore[name-defined]
+        self._event_holder = _event_holder(bindings.event_decoder)
         self._run_started: type[msgspec.Struct] = bindings.RunStartedEvent
         self.slow_path_count = 0
         """How many payloads needed the slow path: conformant traffic never does."""
@@ -380,7 +387,8 @@ class Enforcer:
                 absent = itertools.repeat(_ABSENT)
                 if _ABSENT in map(dict.pop, documents, itertools.repeat(name), absent):
                     return None
-            events: list[msgspec.Struct] = msgspec.convert(documents, self._event_list)
+            held: Any = msgspec.convert({"items": documents}, self._event_holder)
+            events: list[msgspec.Struct] = held.items
         except (*_DECODE_ERRORS, TypeError, RecursionError):
             return None
         checked = self._checked(events)
