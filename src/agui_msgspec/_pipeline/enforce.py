@@ -407,9 +407,10 @@ class Enforcer:
     def _checked(
         self, events: list[msgspec.Struct]
     ) -> tuple[list[msgspec.Struct], set[type]] | None:
-        kinds = set(map(type, events))
+        types = list(map(type, events))  # then a set of them: cheaper than a second pass
+        kinds = set(types)
         holding = self._open_union_types.intersection(kinds)
-        if holding and not self._open_unions_valid(events, list(map(type, events)), holding):
+        if holding and not self._open_unions_valid(events, types, holding):
             return None
         self._extras = ()
         return events, kinds
