@@ -483,16 +483,24 @@ def started_with_sigint(handler: str) -> list[str]:
     return [sys.executable, "-c", f"import runpy, signal; {start}; {module}"]
 
 
-def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
+@contextlib.contextmanager
+def run_interrupted(handler: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``run`` against a run that never ends, started with SIGINT's ``handler``
+    (:func:`started_with_sigint`), and sent SIGINT once its RUN_STARTED is out."""
     with serve_handler(trickling_server(b"", b": keepalive\n\n", 0.1)) as url:
         process = subprocess.Popen(
-            [*started_with_sigint("default_int_handler"), "run", f"{url}/"],
+            [*started_with_sigint(handler), "run", f"{url}/"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
         assert process.stdout is not None
         assert "RUN_STARTED" in process.stdout.readline().decode()
         process.send_signal(signal.SIGINT)
+        yield process
+
+
+def test_ctrl_c_on_run_exits_130_without_a_traceback() -> None:
+    with run_interrupted("default_int_handler") as process:
         _, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert "Traceback" not in err.decode()
@@ -524,15 +532,7 @@ def test_ctrl_c_in_a_finalizer_still_stops_the_run() -> None:
 
 
 def test_a_run_started_with_sigint_ignored_keeps_ignoring_it() -> None:
-    with serve_handler(trickling_server(b"", b": keepalive\n\n", 0.1)) as url:
-        process = subprocess.Popen(
-            [*started_with_sigint("SIG_IGN"), "run", f"{url}/"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert process.stdout is not None
-        assert "RUN_STARTED" in process.stdout.readline().decode()
-        process.send_signal(signal.SIGINT)
+    with run_interrupted("SIG_IGN") as process:
         with pytest.raises(subprocess.TimeoutExpired):
             process.communicate(timeout=1)
         process.terminate()
