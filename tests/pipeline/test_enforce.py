@@ -1467,6 +1467,8 @@ def test_a_stream_one_version_ahead_reads_the_same_in_batches_as_event_by_event(
     )
     assert any("/delta" in warning for warning in batched.warnings)  # the reducer's own
     assert (batched.messages, batched.state) == (each.messages, each.state)
+    # the warnings of a batch are about the events it holds: the decoder counts as the consumer
+    assert batched._decoder.event_index == batched.event_index == len(payloads)
 
 
 # --- the batch check of open unions without their string patterns --------------------------
