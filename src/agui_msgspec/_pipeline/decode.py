@@ -183,8 +183,6 @@ class Decoder(Generic[EventT]):
         events = self.decode_conformant(payloads)
         if events is not None or self._documents or self.warning_log.on_warning is not None:
             return events
-        if not self._enforcer.expects_extras:
-            return None
         decoded = self._enforcer.decode_with_extras(
             payloads, self._index, self.warning_log.warn_each
         )

@@ -366,11 +366,6 @@ class Enforcer:
             return None
         return self._checked(events)
 
-    @property
-    def expects_extras(self) -> bool:
-        """Whether the last payload's only unrecognised material was top-level properties."""
-        return bool(self._extras)
-
     def decode_with_extras(
         self, payloads: Sequence[Payload], index: int, warn_each: WarnEach
     ) -> tuple[list[msgspec.Struct], set[type]] | None:
@@ -378,9 +373,12 @@ class Enforcer:
         payload's only unrecognised material is the top-level properties the payload before
         had too. Each is removed, with its warning (``warn_each``, about the events from
         ``index`` on), and the batch converted in one call, as the slow path converts one
-        payload. None if any payload has more or less, or is a run's start (the warnings
+        payload. None if the last payload had no such properties, if any payload has more or
+        less, or is a run's start (the warnings
         said of it belong to the run it starts): decode them one by one."""
         extras = self._extras
+        if not extras:  # the last payload was conformant, or had more than properties
+            return None
         try:
             documents: list[Any] = list(map(msgspec.json.decode, payloads))  # type: ignore[arg-type]
             for name in extras:  # dict.pop raises TypeError for a document that is not an object

@@ -731,11 +731,7 @@ async def _interruptible(work: Coroutine[Any, Any, int]) -> int:
 
     try:
         loop.add_signal_handler(signal.SIGINT, interrupt)
-    except (
-        NotImplementedError,
-        RuntimeError,
-        ValueError,
-    ):  # no Unix signals, or not the main thread
+    except (NotImplementedError, RuntimeError, ValueError):  # no Unix signals, or a thread
         return await work
     try:
         return await work
