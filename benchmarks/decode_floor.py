@@ -11,7 +11,8 @@
   decode of each batch of 1,024 into a list, as ``decode`` returns them; the check the spec
   asks of every JSON Patch operation (an unknown ``op`` stripped, a malformed one fatal), as
   the one conversion of a batch's operations into their union with the pointer pattern left
-  out, and as the gathering of each batch's pointers to match; and the official decode.
+  out, and as the gathering of each batch's pointers to match; the strict decode with the
+  operations typed as Structs (what DESIGN.md rules out), and the official decode.
 
 - **The realistic mix** (goal ≥ 5x the official decode, on the line): the same reference
   and kept batches, and the one pass over each batch's types that finds its JSON Patch
@@ -23,9 +24,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
+import operator
 import time
+import typing
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import workloads
@@ -116,6 +121,11 @@ def state_rows() -> dict[str, tuple[int, Callable[[], object]]]:
     converted = [msgspec.convert({"items": ops}, pattern_free).items for ops in operations]
     official = TypeAdapter(OfficialEvent).validate_json
 
+    typed = typed_operations_decoder(v1_1.JsonPatchOperation)
+    held = typing.get_args(msgspec.structs.fields(pattern_free)[0].type)[0]  # list[union]
+    free_union = typing.get_args(held)[0]
+    typed_free = typed_operations_decoder(free_union)
+
     def pointers() -> None:
         for items in converted:
             for attr in ("path", "from_"):
@@ -133,9 +143,45 @@ def state_rows() -> dict[str, tuple[int, Callable[[], object]]]:
             lambda: [msgspec.convert({"items": ops}, holder) for ops in operations],
         ),
         "each batch's pointers gathered": (events, pointers),
+        "strict decode, operations typed (not this design), each batch kept": (
+            events,
+            lambda: [list(map(typed, batch)) for batch in batches(payloads)],
+        ),
+        "the same, the pointer pattern left out of the Structs": (
+            events,
+            lambda: [list(map(typed_free, batch)) for batch in batches(payloads)],
+        ),
         "decode": (events, lambda: decode(payloads)),
         "official decode": (events, lambda: each(official, payloads)),
     }
+
+
+def typed_operations_decoder(operation: Any) -> Callable[[bytes], object]:
+    """The strict decoder with ``STATE_DELTA``'s operations as ``operation`` Structs (the
+    generated ``JsonPatchOperation``, or it without its pointer pattern): what decoding would
+    cost if the operations were typed, which DESIGN.md rules out (RFC 6902 §4 lets members
+    through that a Struct would drop)."""
+    fields = [
+        (f.name, list[operation] if f.name == "delta" else f.type, f.default)
+        for f in msgspec.structs.fields(v1_1.StateDeltaEvent)
+    ]
+    typed_delta = msgspec.defstruct(
+        "StateDeltaEvent",
+        [
+            (name, kind, msgspec.field(name=name) if default is msgspec.NODEFAULT else default)
+            for name, kind, default in fields
+        ],
+        kw_only=True,
+        tag_field="type",
+        tag="STATE_DELTA",
+        forbid_unknown_fields=True,
+        rename="camel",
+    )
+    members = [
+        typed_delta if member is v1_1.StateDeltaEvent else member
+        for member in v1_1.EVENT_TYPES.values()
+    ]
+    return msgspec.json.Decoder(functools.reduce(operator.or_, members)).decode  # type: ignore[no-any-return]
 
 
 def mix_rows() -> dict[str, tuple[int, Callable[[], object]]]:

@@ -304,6 +304,62 @@ def test_a_batch_that_differs_anywhere_is_decoded_one_by_one(odd_one: Wire) -> N
     assert list(got) == list(expected)
 
 
+RUN_START: Wire = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+
+
+def ahead_from_the_start(events: int) -> list[bytes]:
+    """A stream of a producer one version ahead: the property on every event, its start too."""
+    stream = [RUN_START] + [{**CONTENT, "delta": str(n)} for n in range(events)]
+    return [encode(ahead(document)) for document in stream]
+
+
+def test_a_batch_one_version_ahead_from_its_first_payload_on_is_taken_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    payloads = ahead_from_the_start(30)
+    events, _, kept = one_by_one(payloads)
+    decoder = Decoder()
+    alone: list[Any] = []
+    decode_one = decoder.decode
+    monkeypatch.setattr(decoder, "decode", lambda *args: alone.append(args) or decode_one(*args))
+    assert decoder.decode_many(payloads) == events
+    assert decoder.warnings == kept
+    assert len(alone) == 1  # the run's start alone; the 30 after it in one batch
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        pytest.param(encode(ahead({"type": "HEARTBEAT"})), id="dropped"),
+        pytest.param(encode(CONTENT), id="conformant"),
+        pytest.param(encode({**ahead(CONTENT), "xOther": 2}), id="another property as well"),
+    ],
+)
+def test_a_first_payload_alone_that_tells_nothing_leaves_the_rest_one_by_one(first: bytes) -> None:
+    payloads = [first, *ahead_from_the_start(5)[1:], encode({**CONTENT, "xOther": 1})]
+    events, _, kept = one_by_one(payloads)
+    decoder = Decoder()
+    assert decoder.decode_many(payloads) == events
+    assert decoder.warnings == kept
+
+
+def test_a_consumer_takes_a_stream_one_version_ahead_as_it_takes_it_one_by_one() -> None:
+    start = {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
+    end = {"type": "TEXT_MESSAGE_END", "messageId": "m1"}
+    finish = {**RUN_START, "type": "RUN_FINISHED"}
+    first, *contents = ahead_from_the_start(40)
+    payloads = [first, encode(ahead(start)), *contents, *(encode(ahead(e)) for e in (end, finish))]
+    by_one = Consumer()
+    one_events = [event for payload in payloads for event in by_one.feed(payload)]
+    one_events += by_one.close()
+    batched = Consumer()
+    assert batched.feed_many(payloads) + batched.close() == one_events
+    assert batched.warnings == by_one.warnings
+    assert batched.warnings == [
+        "event 0 /xAhead: removed unrecognised property (44 times in this run)"
+    ]
+
+
 def test_a_property_one_kind_knows_is_not_stripped_from_it_in_a_batch() -> None:
     # parentMessageId is unknown to TEXT_MESSAGE_CONTENT and known to TOOL_CALL_START
     extra = {"parentMessageId": "m0"}

@@ -533,14 +533,26 @@ class Consumer(Generic[EventT]):
             self._index += 1
             event = self._decoder.decode(payloads[0], self._index - 1)
             return ((payloads, [event]),)  # type: ignore[list-item]  # None: dropped
-        decode_batch = self._decoder.decode_batch
-        return (
-            (batch, decode_batch(batch))
-            for batch in (
-                payloads[start : start + _BATCH_SIZE]
-                for start in range(0, len(payloads), _BATCH_SIZE)
-            )
-        )
+        return self._slices(payloads)
+
+    def _slices(
+        self, payloads: Sequence[Payload]
+    ) -> Iterator[tuple[Sequence[Payload], list[EventT] | None]]:
+        """:meth:`_batches` of a list or tuple: slices of it, each with its events or None.
+        A slice the batch decode refuses sends its first payload alone when that may help
+        (``Decoder._first_alone_may_help``): a producer one version ahead is known by it. The
+        first is taken through every stage before the rest is decoded (a run's start moves
+        its warnings to the run)."""
+        decoder = self._decoder
+        for start in range(0, len(payloads), _BATCH_SIZE):
+            batch = payloads[start : start + _BATCH_SIZE]
+            first_alone = decoder._first_alone_may_help
+            events = decoder.decode_batch(batch)
+            if events is None and first_alone and len(batch) > 1:
+                yield batch[:1], None
+                batch = batch[1:]
+                events = decoder.decode_batch(batch)
+            yield batch, events
 
     def _decode_each(self, payloads: Iterable[Payload], index: int) -> Iterator[EventT | None]:
         """The tolerant decode, payload by payload; None for a dropped event."""

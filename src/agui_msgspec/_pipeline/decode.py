@@ -151,12 +151,27 @@ class Decoder(Generic[EventT]):
     def decode_many(self, payloads: Iterable[Payload]) -> list[EventT]:
         """The typed events of ``payloads`` in order, those dropped left out; a list or tuple
         of conformant JSON text costs one strict decode per payload, in one call."""
+        decode = self.decode
         if isinstance(payloads, (list, tuple)):
+            first_alone = self._first_alone_may_help
             events = self.decode_batch(payloads)
             if events is not None:
                 return events
-        decode = self.decode
+            if first_alone and len(payloads) > 1:
+                first = [event for event in (decode(payloads[0]),) if event is not None]
+                payloads = payloads[1:]
+                events = self.decode_batch(payloads)
+                if events is not None:
+                    return first + events
+                return first + [event for event in map(decode, payloads) if event is not None]
         return [event for event in map(decode, payloads) if event is not None]
+
+    @property
+    def _first_alone_may_help(self) -> bool:
+        """Whether a batch :meth:`decode_batch` refuses may be taken after its first payload
+        goes alone: a producer one version ahead is known by the properties the payload
+        before had, and no payload has gone before (or the last was conformant)."""
+        return not (self._documents or self._enforcer.extras or self.warning_log.on_warning)
 
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[EventT] | None:
         """Every event of ``payloads`` if each is conformant as it stands (the strict decode

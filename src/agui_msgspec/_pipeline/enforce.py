@@ -19,7 +19,6 @@ its containing value with it. Open objects keep every member.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import functools
 import itertools
@@ -159,6 +158,8 @@ class _PatternFree(NamedTuple):
     owners: dict[str, frozenset[type[msgspec.Struct]]]
     """attribute → the pattern-free members that have it, where some do not (a batch of
     none of them has no strings there to match: ``from`` of a JSON Patch ``move``)."""
+    getters: dict[str, operator.attrgetter[Any]]
+    """attribute → its getter, for the attributes every member has."""
 
 
 @functools.cache  # per bindings module: a consumer per stream must not rebuild them
@@ -217,6 +218,7 @@ def _pattern_free(union: Any) -> _PatternFree | None:
                 tag=config.tag,
                 forbid_unknown_fields=config.forbid_unknown_fields,
                 array_like=config.array_like,
+                gc=False,  # made and dropped within one check: never in a cycle
             )
         )
     compiled = {name: re.compile(pattern) for name, pattern in patterns.items()}
@@ -225,7 +227,9 @@ def _pattern_free(union: Any) -> _PatternFree | None:
         for name in patterns
     }
     partial = {name: kinds for name, kinds in owners.items() if len(kinds) < len(members)}
-    return _PatternFree(_holder(functools.reduce(operator.or_, members)), compiled, partial)
+    getters = {name: operator.attrgetter(name) for name in patterns if name not in partial}
+    holder = _holder(functools.reduce(operator.or_, members))
+    return _PatternFree(holder, compiled, partial, getters)
 
 
 def _same_default(declared: msgspec.structs.FieldInfo) -> Any:
@@ -305,7 +309,7 @@ class Enforcer:
         # The top-level properties the last payload had and this version does not, when they
         # were all it had unrecognised. A producer that adds one (a trace id, say) adds it to
         # every event, so the next payload skips the strict decode, which would fail.
-        self._extras: tuple[str, ...] = ()
+        self.extras: tuple[str, ...] = ()
         self._removed_texts: dict[str, str] = {}
         self._removed_texts_room = _REMOVED_PROPERTY_CACHE_CHARS
 
@@ -316,7 +320,7 @@ class Enforcer:
                 return payload  # type: ignore[return-value]
             text = _dict_text(payload) if type(payload) is dict else None
             payload = encode_document(payload, index) if text is None else text
-        if self._extras:
+        if self.extras:
             return self._slow_path(payload, index, strict_failed=False)
         event = self._strict(payload)
         return event if event is not None else self._slow_path(payload, index, strict_failed=True)
@@ -376,7 +380,7 @@ class Enforcer:
         payload. None if the last payload had no such properties, if any payload has more or
         less, or is a run's start (the warnings
         said of it belong to the run it starts): decode them one by one."""
-        extras = self._extras
+        extras = self.extras
         if not extras:  # the last payload was conformant, or had more than properties
             return None
         try:
@@ -397,7 +401,7 @@ class Enforcer:
             not _wire_names(kind).isdisjoint(extras) for kind in kinds
         ):  # a property one kind does not know and another does is the exact path's to judge
             return None
-        self._extras = extras
+        self.extras = extras
         self.slow_path_count += len(events)
         warn_each(index, len(events), [self._removed_property(name) for name in extras])
         return checked
@@ -410,7 +414,7 @@ class Enforcer:
         holding = self._open_union_types.intersection(kinds)
         if holding and not self._open_unions_valid(events, types, holding):
             return None
-        self._extras = ()
+        self.extras = ()
         return events, kinds
 
     def _open_unions_valid(
@@ -421,14 +425,13 @@ class Enforcer:
         as a call per event costs more than the check. False may be wrong (the batch check
         is conservative): the exact check then decides."""
         items: dict[type[msgspec.Struct], list[Any]] = {}
-        for kind in holding:
-            fields = self._open_union_validators[kind].items()
-            position = -1
-            with contextlib.suppress(ValueError):  # list.index: a search in C, no loop here
-                while True:
-                    position = types.index(kind, position + 1)
-                    for attr, (_, holder) in fields:
-                        items.setdefault(holder, []).extend(getattr(events[position], attr))
+        for kind in holding:  # the kind's events and their values picked out in C, not a loop
+            chosen = list(
+                itertools.compress(events, map(operator.is_, types, itertools.repeat(kind)))
+            )
+            for attr, (_, holder) in self._open_union_validators[kind].items():
+                values = itertools.chain.from_iterable(map(operator.attrgetter(attr), chosen))
+                items.setdefault(holder, []).extend(values)
         return all(self._members_valid(values, holder) for holder, values in items.items())
 
     def _members_valid(self, values: list[Any], holder: type[msgspec.Struct]) -> bool:
@@ -443,11 +446,14 @@ class Enforcer:
         kinds = set(map(type, items)) if free.owners else set()
         for attr, pattern in free.patterns.items():
             owners = free.owners.get(attr)
-            if owners is not None and owners.isdisjoint(kinds):
+            if owners is None:  # every member has it
+                strings = list(map(free.getters[attr], items))
+            elif owners.isdisjoint(kinds):
                 continue
-            # None: a member without the attribute; UNSET: an optional one, absent
+            else:  # None: a member without the attribute
+                strings = list(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
+            # UNSET: an optional attribute, absent
             known = self._matched.setdefault(pattern, {None, msgspec.UNSET})
-            strings = list(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
             if known.issuperset(strings):
                 continue
             for string in set(strings) - known:  # strings, as None is known
@@ -463,7 +469,7 @@ class Enforcer:
     def _slow_path(
         self, payload: bytes | bytearray | memoryview | str, index: int, strict_failed: bool
     ) -> msgspec.Struct | None:
-        self._extras = ()
+        self.extras = ()
         self.slow_path_count += 1
         try:
             document = msgspec.json.decode(payload)
@@ -491,7 +497,7 @@ class Enforcer:
         trimmed = self._without_unknown_properties(document, struct, index)
         if trimmed is not None:
             kept, removed = trimmed
-            self._extras = removed
+            self.extras = removed
             if not (removed or strict_failed) and self._strict(payload) is not None:
                 self.slow_path_count -= 1  # a guess that missed: the strict decoder takes it
             return kept
