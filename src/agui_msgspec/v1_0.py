@@ -198,6 +198,7 @@ class TextMessageStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_START",
@@ -238,6 +239,7 @@ class TextMessageContentEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_CONTENT",
@@ -273,6 +275,7 @@ class TextMessageEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_END",
@@ -304,6 +307,7 @@ class TextMessageChunkEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_CHUNK",
@@ -343,6 +347,7 @@ class ToolCallStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_START",
@@ -382,6 +387,7 @@ class ToolCallArgsEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_ARGS",
@@ -418,6 +424,7 @@ class ToolCallEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_END",
@@ -449,6 +456,7 @@ class ToolCallChunkEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_CHUNK",
@@ -488,6 +496,7 @@ class ToolCallResultEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_RESULT",
@@ -527,6 +536,7 @@ class StateSnapshotEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STATE_SNAPSHOT",
@@ -560,6 +570,7 @@ class StateDeltaEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STATE_DELTA",
@@ -593,6 +604,7 @@ class MessagesSnapshotEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="MESSAGES_SNAPSHOT",
@@ -623,6 +635,7 @@ class ActivitySnapshotEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="ACTIVITY_SNAPSHOT",
@@ -663,6 +676,7 @@ class ActivityDeltaEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="ACTIVITY_DELTA",
@@ -698,6 +712,7 @@ class RawEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RAW",
@@ -731,6 +746,7 @@ class CustomEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="CUSTOM",
@@ -764,6 +780,7 @@ class RunStartedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RUN_STARTED",
@@ -806,6 +823,7 @@ class RunFinishedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RUN_FINISHED",
@@ -846,6 +864,7 @@ class RunErrorEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RUN_ERROR",
@@ -881,6 +900,7 @@ class StepStartedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STEP_STARTED",
@@ -912,6 +932,7 @@ class StepFinishedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STEP_FINISHED",
@@ -943,6 +964,7 @@ class ReasoningStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_START",
@@ -974,6 +996,7 @@ class ReasoningMessageStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_START",
@@ -1007,6 +1030,7 @@ class ReasoningMessageContentEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_CONTENT",
@@ -1040,6 +1064,7 @@ class ReasoningMessageEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_END",
@@ -1071,6 +1096,7 @@ class ReasoningMessageChunkEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_CHUNK",
@@ -1104,6 +1130,7 @@ class ReasoningEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_END",
@@ -1135,6 +1162,7 @@ class ReasoningEncryptedValueEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_ENCRYPTED_VALUE",
@@ -1174,6 +1202,7 @@ class SubagentStartedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="SUBAGENT_STARTED",
@@ -1218,6 +1247,7 @@ class SubagentFinishedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="SUBAGENT_FINISHED",
@@ -1253,6 +1283,7 @@ class SubagentErrorEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="SUBAGENT_ERROR",
@@ -1286,6 +1317,7 @@ class RunFinishedSuccessOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="success",
@@ -1308,6 +1340,7 @@ class RunFinishedInterruptOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="interrupt",
@@ -1327,6 +1360,7 @@ class RunFinishedCancelledOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="cancelled",
@@ -1344,6 +1378,7 @@ class SubagentFinishedSuccessOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="success",
@@ -1359,6 +1394,7 @@ class SubagentFinishedSuspendedOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="suspended",
@@ -1380,6 +1416,7 @@ class Interrupt(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Request for outside input (an approval, a missing value, ...) that a run needs before
@@ -1417,6 +1454,7 @@ class ResumeEntry(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Response to a single interrupt, included in the input of the follow-up run."""
@@ -1436,6 +1474,7 @@ class TokenUsage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Per provider/model token counts, normalised so entries can be summed: input and output counts
@@ -1477,6 +1516,7 @@ class DeveloperMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="developer",
@@ -1507,6 +1547,7 @@ class SystemMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="system",
@@ -1537,6 +1578,7 @@ class AssistantMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="assistant",
@@ -1569,6 +1611,7 @@ class UserMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="user",
@@ -1599,6 +1642,7 @@ class ToolMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="tool",
@@ -1634,6 +1678,7 @@ class ActivityMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="activity",
@@ -1664,6 +1709,7 @@ class ReasoningMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="reasoning",
@@ -1694,6 +1740,7 @@ class ToolCall(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Tool call made by an assistant message; instead of attribution of its own it inherits the
@@ -1719,6 +1766,7 @@ class FunctionCall(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Which function a tool call invokes and with which arguments."""
@@ -1736,6 +1784,7 @@ class TextPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="text",
@@ -1761,6 +1810,7 @@ class ImagePart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="image",
@@ -1784,6 +1834,7 @@ class AudioPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="audio",
@@ -1805,6 +1856,7 @@ class VideoPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="video",
@@ -1826,6 +1878,7 @@ class DocumentPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="document",
@@ -1847,6 +1900,7 @@ class DataSource(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="data",
@@ -1868,6 +1922,7 @@ class UrlSource(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="url",
@@ -1888,6 +1943,7 @@ class FileSource(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="file",
@@ -1915,6 +1971,7 @@ class Context(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Named piece of background information supplied to the agent for a run, separate from the
@@ -1932,6 +1989,7 @@ class Tool(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Tool the agent is allowed to call."""
@@ -1953,6 +2011,7 @@ class RunAgentInput(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Request body that starts an agent run, also echoed in RUN_STARTED; only `thread_id`, `run_id`
@@ -1989,6 +2048,7 @@ class SubagentInfo(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Subagent that a parent agent is able to invoke."""
@@ -2004,6 +2064,7 @@ class IdentityCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Descriptive information about the agent, for discovery, marketplaces, debugging, or letting
@@ -2031,6 +2092,7 @@ class TransportCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Transports the agent supports, letting clients choose how to connect; only set true what is
@@ -2054,6 +2116,7 @@ class ToolsCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Tool-calling support, separating the agent's built-in tools (`items`) from client tools sent in
@@ -2078,6 +2141,7 @@ class OutputCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Supported output formats, including schema-conforming structured output for programmatic use."""
@@ -2095,6 +2159,7 @@ class StateCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """How the agent manages shared state and whether memory carries over between runs."""
@@ -2116,6 +2181,7 @@ class MultiAgentCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Support for orchestrating other agents or handing work to them."""
@@ -2135,6 +2201,7 @@ class ReasoningCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Whether and how the agent exposes its reasoning, such as chain-of-thought or extended thinking."""
@@ -2154,6 +2221,7 @@ class MultimodalInputCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Input modalities the agent accepts, letting clients show or hide upload, recording or
@@ -2179,6 +2247,7 @@ class MultimodalOutputCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Output modalities the agent can generate, so clients can prepare for rich responses."""
@@ -2194,6 +2263,7 @@ class MultimodalCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Multimodal support, split into `input` and `output` so accepted and produced modalities can be
@@ -2211,6 +2281,7 @@ class ExecutionCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Execution features and limits, helping clients anticipate how long a run may take and how many
@@ -2234,6 +2305,7 @@ class HumanInTheLoopCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Support for pausing so a human can give input, approval or feedback."""
@@ -2264,6 +2336,7 @@ class AgentCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Categorised declaration of what the agent can do; every field is optional, an omitted one
@@ -2302,6 +2375,7 @@ class AddOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="add",
 ):
@@ -2320,6 +2394,7 @@ class RemoveOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="remove",
 ):
@@ -2336,6 +2411,7 @@ class ReplaceOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="replace",
 ):
@@ -2354,6 +2430,7 @@ class MoveOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="move",
 ):
@@ -2372,6 +2449,7 @@ class CopyOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="copy",
 ):
@@ -2390,6 +2468,7 @@ class TestOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="test",
 ):

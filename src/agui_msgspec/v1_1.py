@@ -198,6 +198,7 @@ class TextMessageStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_START",
@@ -238,6 +239,7 @@ class TextMessageContentEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_CONTENT",
@@ -273,6 +275,7 @@ class TextMessageEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_END",
@@ -304,6 +307,7 @@ class TextMessageChunkEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TEXT_MESSAGE_CHUNK",
@@ -343,6 +347,7 @@ class ToolCallStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_START",
@@ -382,6 +387,7 @@ class ToolCallArgsEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_ARGS",
@@ -418,6 +424,7 @@ class ToolCallEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_END",
@@ -449,6 +456,7 @@ class ToolCallChunkEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_CHUNK",
@@ -488,6 +496,7 @@ class ToolCallResultEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="TOOL_CALL_RESULT",
@@ -527,6 +536,7 @@ class StateSnapshotEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STATE_SNAPSHOT",
@@ -560,6 +570,7 @@ class StateDeltaEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STATE_DELTA",
@@ -593,6 +604,7 @@ class MessagesSnapshotEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="MESSAGES_SNAPSHOT",
@@ -623,6 +635,7 @@ class ActivitySnapshotEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="ACTIVITY_SNAPSHOT",
@@ -663,6 +676,7 @@ class ActivityDeltaEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="ACTIVITY_DELTA",
@@ -698,6 +712,7 @@ class RawEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RAW",
@@ -731,6 +746,7 @@ class CustomEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="CUSTOM",
@@ -764,6 +780,7 @@ class RunStartedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RUN_STARTED",
@@ -806,6 +823,7 @@ class RunFinishedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RUN_FINISHED",
@@ -846,6 +864,7 @@ class RunErrorEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="RUN_ERROR",
@@ -881,6 +900,7 @@ class StepStartedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STEP_STARTED",
@@ -912,6 +932,7 @@ class StepFinishedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="STEP_FINISHED",
@@ -943,6 +964,7 @@ class ReasoningStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_START",
@@ -974,6 +996,7 @@ class ReasoningMessageStartEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_START",
@@ -1007,6 +1030,7 @@ class ReasoningMessageContentEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_CONTENT",
@@ -1040,6 +1064,7 @@ class ReasoningMessageEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_END",
@@ -1071,6 +1096,7 @@ class ReasoningMessageChunkEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_MESSAGE_CHUNK",
@@ -1104,6 +1130,7 @@ class ReasoningEndEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_END",
@@ -1135,6 +1162,7 @@ class ReasoningEncryptedValueEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="REASONING_ENCRYPTED_VALUE",
@@ -1178,6 +1206,7 @@ class SubagentStartedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="SUBAGENT_STARTED",
@@ -1222,6 +1251,7 @@ class SubagentFinishedEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="SUBAGENT_FINISHED",
@@ -1257,6 +1287,7 @@ class SubagentErrorEvent(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="SUBAGENT_ERROR",
@@ -1290,6 +1321,7 @@ class RunFinishedSuccessOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="success",
@@ -1312,6 +1344,7 @@ class RunFinishedInterruptOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="interrupt",
@@ -1331,6 +1364,7 @@ class RunFinishedCancelledOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="cancelled",
@@ -1348,6 +1382,7 @@ class SubagentFinishedSuccessOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="success",
@@ -1363,6 +1398,7 @@ class SubagentFinishedSuspendedOutcome(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="suspended",
@@ -1384,6 +1420,7 @@ class Interrupt(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Request for outside input (an approval, a missing value, ...) that a run needs before
@@ -1421,6 +1458,7 @@ class ResumeEntry(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Response to a single interrupt, included in the input of the follow-up run."""
@@ -1440,6 +1478,7 @@ class TokenUsage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Per provider/model token counts, normalised so entries can be summed: input and output counts
@@ -1481,6 +1520,7 @@ class DeveloperMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="developer",
@@ -1515,6 +1555,7 @@ class SystemMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="system",
@@ -1549,6 +1590,7 @@ class AssistantMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="assistant",
@@ -1585,6 +1627,7 @@ class UserMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="user",
@@ -1619,6 +1662,7 @@ class ToolMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="tool",
@@ -1658,6 +1702,7 @@ class ActivityMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="activity",
@@ -1688,6 +1733,7 @@ class ReasoningMessage(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="role",
     tag="reasoning",
@@ -1722,6 +1768,7 @@ class ToolCall(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Tool call made by an assistant message; instead of attribution of its own it inherits the
@@ -1751,6 +1798,7 @@ class FunctionCall(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Which function a tool call invokes and with which arguments."""
@@ -1768,6 +1816,7 @@ class TextPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="text",
@@ -1793,6 +1842,7 @@ class ImagePart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="image",
@@ -1816,6 +1866,7 @@ class AudioPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="audio",
@@ -1837,6 +1888,7 @@ class VideoPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="video",
@@ -1858,6 +1910,7 @@ class DocumentPart(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="document",
@@ -1879,6 +1932,7 @@ class DataSource(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="data",
@@ -1900,6 +1954,7 @@ class UrlSource(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="url",
@@ -1920,6 +1975,7 @@ class FileSource(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
     tag_field="type",
     tag="file",
@@ -1947,6 +2003,7 @@ class Context(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Named piece of background information supplied to the agent for a run, separate from the
@@ -1964,6 +2021,7 @@ class Tool(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Tool the agent is allowed to call."""
@@ -1985,6 +2043,7 @@ class RunAgentInput(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Request body that starts an agent run, also echoed in RUN_STARTED; only `thread_id`, `run_id`
@@ -2021,6 +2080,7 @@ class SubagentInfo(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Subagent that a parent agent is able to invoke."""
@@ -2036,6 +2096,7 @@ class IdentityCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Descriptive information about the agent, for discovery, marketplaces, debugging, or letting
@@ -2063,6 +2124,7 @@ class TransportCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Transports the agent supports, letting clients choose how to connect; only set true what is
@@ -2086,6 +2148,7 @@ class ToolsCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Tool-calling support, separating the agent's built-in tools (`items`) from client tools sent in
@@ -2110,6 +2173,7 @@ class OutputCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Supported output formats, including schema-conforming structured output for programmatic use."""
@@ -2127,6 +2191,7 @@ class StateCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """How the agent manages shared state and whether memory carries over between runs."""
@@ -2148,6 +2213,7 @@ class MultiAgentCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Support for orchestrating other agents or handing work to them."""
@@ -2167,6 +2233,7 @@ class ReasoningCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Whether and how the agent exposes its reasoning, such as chain-of-thought or extended thinking."""
@@ -2186,6 +2253,7 @@ class MultimodalInputCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Input modalities the agent accepts, letting clients show or hide upload, recording or
@@ -2211,6 +2279,7 @@ class MultimodalOutputCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Output modalities the agent can generate, so clients can prepare for rich responses."""
@@ -2226,6 +2295,7 @@ class MultimodalCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Multimodal support, split into `input` and `output` so accepted and produced modalities can be
@@ -2243,6 +2313,7 @@ class ExecutionCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Execution features and limits, helping clients anticipate how long a run may take and how many
@@ -2266,6 +2337,7 @@ class HumanInTheLoopCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Support for pausing so a human can give input, approval or feedback."""
@@ -2296,6 +2368,7 @@ class AgentCapabilities(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     forbid_unknown_fields=True,
 ):
     """Categorised declaration of what the agent can do; every field is optional, an omitted one
@@ -2334,6 +2407,7 @@ class AddOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="add",
 ):
@@ -2352,6 +2426,7 @@ class RemoveOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="remove",
 ):
@@ -2368,6 +2443,7 @@ class ReplaceOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="replace",
 ):
@@ -2386,6 +2462,7 @@ class MoveOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="move",
 ):
@@ -2404,6 +2481,7 @@ class CopyOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="copy",
 ):
@@ -2422,6 +2500,7 @@ class TestOperation(
     kw_only=True,
     omit_defaults=True,
     rename="camel",
+    gc=False,
     tag_field="op",
     tag="test",
 ):

@@ -5,6 +5,7 @@ the JSON Pointer check codegen writes in place of the schema's pattern."""
 from __future__ import annotations
 
 import ast
+import gc
 import importlib
 import importlib.util
 import itertools
@@ -132,6 +133,20 @@ def test_every_event_type_is_exposed(version: str) -> None:
     for wire, struct in bindings.EVENT_TYPES.items():
         config = struct.__struct_config__
         assert (config.tag_field, config.tag, config.forbid_unknown_fields) == ("type", wire, True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_decoded_event_is_not_tracked_by_the_garbage_collector(version: str) -> None:
+    # gc=False on every Struct: a decoded value holds no cycle; untracked, a decode costs less
+    bindings = bindings_for(version)
+    operation = {"op": "add", "path": "/a", "value": [1]}
+    event = bindings.event_decoder.decode(
+        msgspec.json.encode({"type": "STATE_DELTA", "delta": [operation]})
+    )
+    assert not gc.is_tracked(event)
+    assert gc.is_tracked(event.delta)  # what it holds is tracked as any list is
+    module = importlib.import_module(f"agui_msgspec.v{version.replace('.', '_')}")
+    assert [name for name, struct in structs(module).items() if struct.__struct_config__.gc] == []
 
 
 # --- (c) encryptedValueType ---------------------------------------------------------------------

@@ -27,6 +27,7 @@ from agui_msgspec._pipeline.expand import Expander
 Wire = dict[str, Any]
 
 CONTENT: Wire = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"}
+RUN_START: Wire = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 STREAMS = Path(__file__).resolve().parents[2] / ".." / "shared" / "agui" / "conformance" / "1.1"
 
 
@@ -201,6 +202,43 @@ def test_each_pointer_of_a_batch_is_matched(operation: Wire, path: str) -> None:
     assert (raised.value.index, raised.value.path) == (2, path)
 
 
+def mixed_batch(deltas: int, bad_at: int | None) -> list[bytes]:
+    """Text, a run's start and ``deltas`` state deltas spread through it; the delta
+    ``bad_at`` (if any) has a malformed pointer."""
+    payloads = [encode({**CONTENT, "delta": str(n)}) for n in range(40)]
+    payloads.insert(5, encode(RUN_START))
+    for n in range(deltas):
+        path = "/a~2" if n == bad_at else f"/k{n}"
+        payloads.insert(1 + n * 2, state_delta({"op": "add", "path": path, "value": n}))
+    return payloads
+
+
+@pytest.mark.parametrize(
+    ("deltas", "bad_at"),
+    [
+        pytest.param(3, None, id="a few deltas"),
+        pytest.param(3, 2, id="a few, the last malformed"),
+        pytest.param(20, None, id="mostly deltas"),
+        pytest.param(20, 19, id="mostly deltas, the last malformed"),
+    ],
+)
+def test_a_batch_decodes_as_its_payloads_do_one_by_one(deltas: int, bad_at: int | None) -> None:
+    # the batch's decoder refuses a run's start and every delta: each is taken alone, and
+    # past 16 of them the batch takes the full decoder
+    payloads = mixed_batch(deltas, bad_at)
+    try:
+        expected: Any = one_by_one(payloads)[::2]
+    except MalformedEvent as refused:
+        expected = (refused.rule, refused.index, refused.path)
+    decoder = Decoder()
+    try:
+        got: Any = (decoder.decode_many(payloads), decoder.warnings)
+    except MalformedEvent as refused:
+        got = (refused.rule, refused.index, refused.path)
+    assert list(got) == list(expected)
+    assert decoder.slow_path_count == (0 if bad_at is None else 1)
+
+
 def test_a_member_an_operation_does_not_have_is_ignored_in_a_batch() -> None:
     # RFC 6902 section 4: members an operation does not define are ignored, whatever they hold
     odd = {"op": "add", "path": "/a", "value": 1, "from": "not a pointer"}
@@ -302,9 +340,6 @@ def test_a_batch_that_differs_anywhere_is_decoded_one_by_one(odd_one: Wire) -> N
     except MalformedEvent as refused:
         got = (refused.rule, refused.index, refused.path)
     assert list(got) == list(expected)
-
-
-RUN_START: Wire = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 
 
 def ahead_from_the_start(events: int) -> list[bytes]:

@@ -66,6 +66,21 @@ def _event_holder(decoder: msgspec.json.Decoder[Any]) -> type[msgspec.Struct]:
     return msgspec.defstruct("Events", [("items", list[decoder.type])])  # type: ignore[name-defined]
 
 
+_PLAIN_REFUSALS = 16
+"""Payloads of a batch the plain decoder may refuse before the batch takes the full decoder
+(each refusal costs an exception, about three strict decodes)."""
+
+
+@functools.cache  # per bindings module, as the event decoder it reads
+def _plain_decoder(bindings: Bindings) -> tuple[msgspec.json.Decoder[Any], frozenset[type]]:
+    """The strict decoder of every event type but those a batch checks beyond the decode (a
+    run's start, whose id the compatibility boundary keeps; the events with open-union
+    fields), and those types. Where such events are few, it finds them by refusing them."""
+    refused = frozenset({bindings.RunStartedEvent, *bindings.OPEN_UNION_FIELDS})
+    plain = [kind for kind in bindings.EVENT_TYPES.values() if kind not in refused]
+    return msgspec.json.Decoder(functools.reduce(operator.or_, plain)), refused
+
+
 def _dict_text(payload: Any) -> bytes | None:
     """A dict payload's JSON text (or a list of them) by msgspec's encoder, or None where that
     could differ from the careful encoding (:func:`encode_document`): msgspec writes NaN and
@@ -303,6 +318,8 @@ class Enforcer:
         self._positions: dict[int, tuple[list[Any], list[int]]] = {}
         self._translate = translate  # the compatibility boundary: it sees a document first
         self._event_holder = _event_holder(bindings.event_decoder)
+        self._plain_decoder, self._refused_types = _plain_decoder(bindings)
+        self._dense = False  # the last batch was mostly events the plain decoder refuses
         self._run_started: type[msgspec.Struct] = bindings.RunStartedEvent
         self.slow_path_count = 0
         """How many payloads needed the slow path: conformant traffic never does."""
@@ -339,12 +356,55 @@ class Enforcer:
     def decode_conformant(
         self, payloads: Sequence[Payload]
     ) -> tuple[list[msgspec.Struct], set[type]] | None:
-        """The fast path for many payloads at once: every event and the set of their types,
-        if the strict decoder alone gives them all; None if any payload needs more, to be
-        decoded one by one."""
-        try:  # JSON text, the common case, costs no pass over the payloads' types first
+        """The fast path for many payloads at once: every event, and the types among them
+        that need more than the strict decode (a run's start, an event with open-union
+        fields), if the strict decoder alone gives them all; None if any payload needs more,
+        to be decoded one by one.
+
+        The plain decoder, which knows every event type but those, takes the batch in one
+        pass; each payload it refuses is decoded with the full one and checked on its own.
+        Where most payloads are such events (a stream of state deltas), the batch goes
+        through the full decoder at once, and its types are read in one pass."""
+        if self._dense:
+            return self._decode_typed(payloads)
+        events: list[msgspec.Struct] = []
+        refused: list[msgspec.Struct] = []  # the events the plain decoder refused, in order
+        rest = payloads
+        while True:
+            try:  # JSON text, the common case, costs no pass over the payloads' types
+                events.extend(map(self._plain_decoder.decode, rest))  # type: ignore[arg-type]
+                break
+            except TypeError:  # msgspec takes text only: dicts, Structs or something else
+                return self._decode_documents(payloads)
+            except (*_DECODE_ERRORS, RecursionError):
+                pass  # ``extend`` kept the events before the payload it was refused
+            if len(refused) == _PLAIN_REFUSALS:
+                self._dense = True
+                return self._decode_typed(payloads)
+            position = len(events)
+            try:
+                event = self._decoder.decode(payloads[position])  # type: ignore[arg-type]
+            except (*_DECODE_ERRORS, RecursionError):
+                return None
+            events.append(event)
+            refused.append(event)
+            rest = payloads[position + 1 :]
+        kinds = set(map(type, refused))
+        holding = self._open_union_types.intersection(kinds)
+        if holding and not self._open_unions_valid(refused, list(map(type, refused)), holding):
+            return None
+        self.extras = ()
+        return events, kinds
+
+    def _decode_typed(
+        self, payloads: Sequence[Payload]
+    ) -> tuple[list[msgspec.Struct], set[type]] | None:
+        """:meth:`decode_conformant` through the full decoder, the batch's types read in one
+        pass; the plain decoder is tried again on the next batch if this one had few events
+        it would refuse."""
+        try:
             events: list[msgspec.Struct] = list(map(self._decoder.decode, payloads))  # type: ignore[arg-type]
-        except TypeError:  # msgspec takes text only: dicts, Structs or something else
+        except TypeError:
             return self._decode_documents(payloads)
         except (*_DECODE_ERRORS, RecursionError):
             return None
@@ -414,6 +474,8 @@ class Enforcer:
         holding = self._open_union_types.intersection(kinds)
         if holding and not self._open_unions_valid(events, types, holding):
             return None
+        refusable = kinds & self._refused_types
+        self._dense = bool(refusable) and sum(map(types.count, refusable)) > _PLAIN_REFUSALS
         self.extras = ()
         return events, kinds
 
