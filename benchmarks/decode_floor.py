@@ -39,7 +39,7 @@ from pydantic import TypeAdapter
 
 from agui_msgspec import v1_1
 from agui_msgspec._pipeline.decode import Decoder
-from agui_msgspec._pipeline.enforce import _open_union_tables, _plain_decoder
+from agui_msgspec._pipeline.enforce import _event_holder, _open_union_tables, _plain_decoder
 from agui_msgspec._pipeline.warnings import WarningLog
 
 BATCH = 1024
@@ -85,6 +85,13 @@ def kept(payloads: list[bytes], decode: Callable[[bytes], object] = STRICT) -> N
         list(map(decode, batch))
 
 
+def convert_batches(documents: list[Any]) -> None:
+    """The documents converted into events, a batch of 1,024 per call, each let go in turn."""
+    holder = _event_holder(v1_1.event_decoder)
+    for start in range(0, len(documents), BATCH):
+        msgspec.convert({"items": documents[start : start + BATCH]}, holder)
+
+
 def unknown_rows() -> dict[str, tuple[int, Callable[[], object]]]:
     documents = list(workloads.text_events(40, 500))
     conformant = [msgspec.json.encode(document) for document in documents]
@@ -104,6 +111,10 @@ def unknown_rows() -> dict[str, tuple[int, Callable[[], object]]]:
         "strict convert of the trimmed dict": (
             events,
             lambda: list(map(msgspec.convert, trimmed, structs)),
+        ),
+        "strict convert of the trimmed dicts, 1,024 in one call (as decode does)": (
+            events,
+            lambda: convert_batches(trimmed),
         ),
         "one warning per event (WarningLog.warn_about)": (events, lambda: warn_each(events)),
     }

@@ -158,12 +158,11 @@ class Decoder(Generic[EventT]):
             if events is not None:
                 return events
             if first_alone and len(payloads) > 1:
-                first = [event for event in (decode(payloads[0]),) if event is not None]
-                payloads = payloads[1:]
-                events = self.decode_batch(payloads)
-                if events is not None:
-                    return first + events
-                return first + [event for event in map(decode, payloads) if event is not None]
+                first = decode(payloads[0])
+                rest = self.decode_batch(payloads[1:])
+                if rest is None:
+                    rest = [event for event in map(decode, payloads[1:]) if event is not None]
+                return rest if first is None else [first, *rest]
         return [event for event in map(decode, payloads) if event is not None]
 
     @property

@@ -356,10 +356,10 @@ class Enforcer:
     def decode_conformant(
         self, payloads: Sequence[Payload]
     ) -> tuple[list[msgspec.Struct], set[type]] | None:
-        """The fast path for many payloads at once: every event, and the types among them
-        that need more than the strict decode (a run's start, an event with open-union
-        fields), if the strict decoder alone gives them all; None if any payload needs more,
-        to be decoded one by one.
+        """The fast path for many payloads at once: every event, and a set of their types
+        that holds every one needing more than the strict decode (a run's start, an event
+        with open-union fields), if the strict decoder alone gives them all; None if any
+        payload needs more, to be decoded one by one.
 
         The plain decoder, which knows every event type but those, takes the batch in one
         pass; each payload it refuses is decoded with the full one and checked on its own.
