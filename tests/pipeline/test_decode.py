@@ -239,6 +239,25 @@ def test_a_batch_decodes_as_its_payloads_do_one_by_one(deltas: int, bad_at: int 
     assert decoder.slow_path_count == (0 if bad_at is None else 1)
 
 
+def test_batches_dense_and_sparse_in_turn_decode_as_one_by_one() -> None:
+    # a batch of mostly deltas sends the next to the full decoder; a sparse one sends the
+    # next back to the plain decoder
+    batches = [mixed_batch(20, None), mixed_batch(3, None), mixed_batch(20, 7), mixed_batch(2, 1)]
+    decoder = Decoder()
+    for batch in batches:
+        try:
+            expected: Any = one_by_one(batch)[0]
+        except MalformedEvent as refused:
+            expected = (refused.index, refused.path)
+        start = decoder.event_index
+        try:
+            got: Any = decoder.decode_many(batch)
+        except MalformedEvent as refused:
+            got = ((refused.index or 0) - start, refused.path)
+        assert got == expected
+        decoder = Decoder() if isinstance(got, tuple) else decoder
+
+
 def test_a_member_an_operation_does_not_have_is_ignored_in_a_batch() -> None:
     # RFC 6902 section 4: members an operation does not define are ignored, whatever they hold
     odd = {"op": "add", "path": "/a", "value": 1, "from": "not a pointer"}
