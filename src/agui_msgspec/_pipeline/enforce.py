@@ -168,13 +168,18 @@ class _PatternFree(NamedTuple):
     Patch operation's check (0.6 of 0.7 µs), and a stream repeats its paths."""
 
     holder: type[msgspec.Struct]
-    patterns: dict[str, re.Pattern[str]]
-    """attribute → the pattern its strings match, the same in every member that has it."""
-    owners: dict[str, frozenset[type[msgspec.Struct]]]
-    """attribute → the pattern-free members that have it, where some do not (a batch of
-    none of them has no strings there to match: ``from`` of a JSON Patch ``move``)."""
-    getters: dict[str, operator.attrgetter[Any]]
-    """attribute → its getter, for the attributes every member has."""
+    patterns: tuple[_PatternCheck, ...]
+    """One per patterned attribute (the pattern the same in every member that has it)."""
+
+
+class _PatternCheck(NamedTuple):
+    attr: str
+    pattern: re.Pattern[str]
+    read: Callable[[Any], Any]
+    """The attribute of a member; None from a member without it."""
+    owners: frozenset[type[msgspec.Struct]] | None
+    """The pattern-free members that have it, where some do not (a batch of none of them
+    has no strings there to match: ``from`` of a JSON Patch ``move``); None: every one."""
 
 
 @functools.cache  # per bindings module: a consumer per stream must not rebuild them
@@ -236,15 +241,19 @@ def _pattern_free(union: Any) -> _PatternFree | None:
                 gc=False,  # made and dropped within one check: never in a cycle
             )
         )
-    compiled = {name: re.compile(pattern) for name, pattern in patterns.items()}
-    owners = {
-        name: frozenset(member for member in members if name in member.__struct_fields__)
-        for name in patterns
-    }
-    partial = {name: kinds for name, kinds in owners.items() if len(kinds) < len(members)}
-    getters = {name: operator.attrgetter(name) for name in patterns if name not in partial}
-    holder = _holder(functools.reduce(operator.or_, members))
-    return _PatternFree(holder, compiled, partial, getters)
+    checks = []
+    for name, pattern in patterns.items():
+        owners = frozenset(member for member in members if name in member.__struct_fields__)
+        if len(owners) == len(members):
+            checks.append(_PatternCheck(name, re.compile(pattern), operator.attrgetter(name), None))
+        else:
+            read = functools.partial(_attribute_or_none, name=name)
+            checks.append(_PatternCheck(name, re.compile(pattern), read, owners))
+    return _PatternFree(_holder(functools.reduce(operator.or_, members)), tuple(checks))
+
+
+def _attribute_or_none(member: Any, name: str) -> Any:
+    return getattr(member, name, None)
 
 
 def _same_default(declared: msgspec.structs.FieldInfo) -> Any:
@@ -348,8 +357,11 @@ class Enforcer:
             event: msgspec.Struct = self._decoder.decode(payload)
         except _DECODE_ERRORS:
             return None
-        kind = type(event)
-        if kind in self._open_union_types and not self._open_unions_valid([event], [kind], [kind]):
+        validators = self._open_union_validators.get(type(event))
+        if validators is not None and not all(
+            self._members_valid(getattr(event, attr), holder)
+            for attr, (_, holder) in validators.items()
+        ):
             return None
         return event
 
@@ -505,17 +517,16 @@ class Enforcer:
         if free is None:
             return True
         items = checked.items  # type: ignore[attr-defined]
-        kinds = set(map(type, items)) if free.owners else set()
-        for attr, pattern in free.patterns.items():
-            owners = free.owners.get(attr)
-            if owners is None:  # every member has it
-                strings = list(map(free.getters[attr], items))
-            elif owners.isdisjoint(kinds):
-                continue
-            else:  # None: a member without the attribute
-                strings = list(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
-            # UNSET: an optional attribute, absent
-            known = self._matched.setdefault(pattern, {None, msgspec.UNSET})
+        kinds: set[type] | None = None
+        for _attr, pattern, read, owners in free.patterns:
+            if owners is not None:
+                kinds = set(map(type, items)) if kinds is None else kinds
+                if owners.isdisjoint(kinds):
+                    continue
+            strings = list(map(read, items))  # None: a member without it; UNSET: absent
+            known = self._matched.get(pattern)
+            if known is None:
+                known = self._matched[pattern] = {None, msgspec.UNSET}
             if known.issuperset(strings):
                 continue
             for string in set(strings) - known:  # strings, as None is known
