@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,16 +227,9 @@ def test_a_batch_decodes_as_its_payloads_do_one_by_one(deltas: int, bad_at: int 
     # the batch's decoder refuses a run's start and every delta: each is taken alone, and
     # past 16 of them the batch takes the full decoder
     payloads = mixed_batch(deltas, bad_at)
-    try:
-        expected: Any = one_by_one(payloads)[::2]
-    except MalformedEvent as refused:
-        expected = (refused.rule, refused.index, refused.path)
+    expected = outcome_of(lambda: one_by_one(payloads)[::2])
     decoder = Decoder()
-    try:
-        got: Any = (decoder.decode_many(payloads), decoder.warnings)
-    except MalformedEvent as refused:
-        got = (refused.rule, refused.index, refused.path)
-    assert list(got) == list(expected)
+    assert outcome_of(lambda: (decoder.decode_many(payloads), decoder.warnings)) == expected
     assert decoder.slow_path_count == (0 if bad_at is None else 1)
 
 
@@ -284,6 +278,14 @@ AHEAD = "xAhead"  # a property a producer one version ahead sends on every event
 
 def ahead(document: Wire) -> Wire:
     return {**document, AHEAD: 1}
+
+
+def outcome_of(decode: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """What ``decode`` returns, or the rule, index and path of the MalformedEvent it raises."""
+    try:
+        return decode()
+    except MalformedEvent as refused:
+        return (refused.rule, refused.index, refused.path)
 
 
 def one_by_one(payloads: list[Any], **options: Any) -> tuple[list[Any], list[str], list[str]]:
@@ -348,17 +350,15 @@ def test_a_callback_hears_the_properties_in_each_payloads_own_order() -> None:
 )
 def test_a_batch_that_differs_anywhere_is_decoded_one_by_one(odd_one: Wire) -> None:
     payloads = [encode(ahead(CONTENT))] * 3 + [encode(odd_one)] + [encode(ahead(CONTENT))] * 3
-    try:
-        expected: Any = one_by_one(payloads)[::2]
-    except MalformedEvent as refused:
-        expected = (refused.rule, refused.index, refused.path)
+    expected = outcome_of(lambda: one_by_one(payloads)[::2])
     decoder = Decoder()
-    try:
-        got: Any = (decoder.decode_many(payloads[:2]) + decoder.decode_many(payloads[2:]),)
-        got += (decoder.warnings,)
-    except MalformedEvent as refused:
-        got = (refused.rule, refused.index, refused.path)
-    assert list(got) == list(expected)
+    batched = outcome_of(
+        lambda: (
+            decoder.decode_many(payloads[:2]) + decoder.decode_many(payloads[2:]),
+            decoder.warnings,
+        )
+    )
+    assert batched == expected
 
 
 def ahead_from_the_start(events: int) -> list[bytes]:
