@@ -21,7 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import valid_streams
 
-from agui_msgspec import Consumer, MalformedEvent, ProtocolViolation, v1_0, v1_1
+from agui_msgspec import (
+    Consumer,
+    LifecycleViolation,
+    MalformedEvent,
+    ProtocolViolation,
+    v1_0,
+    v1_1,
+)
 from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 from agui_msgspec._pipeline.expand import Expander
 
@@ -414,6 +421,29 @@ def test_a_consumer_takes_a_stream_one_version_ahead_as_it_takes_it_one_by_one()
     ]
 
 
+@pytest.mark.parametrize("rejected", [1, 2, 6])
+def test_a_consumer_stopped_inside_a_batch_one_version_ahead_warns_as_one_by_one(
+    rejected: int,
+) -> None:
+    # fuzz-found: the batch said the property's warning for the events after the one the
+    # lifecycle rejected, which one by one never decodes
+    start = {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
+    stream = [RUN_START, start, *([CONTENT] * 8)]
+    stream[rejected] = {**CONTENT, "messageId": "not-open"}
+    payloads = [encode(ahead(document)) for document in stream]
+    by_one = Consumer()
+    with pytest.raises(LifecycleViolation):
+        list(map(by_one.feed, payloads))
+    batched = Consumer()
+    with pytest.raises(LifecycleViolation) as raised:
+        batched.feed_many(payloads)
+    assert raised.value.index == rejected
+    assert batched.warnings == by_one.warnings
+    assert batched.warnings[0] == (
+        f"event 0 /xAhead: removed unrecognised property ({rejected + 1} times in this run)"
+    )
+
+
 def test_a_property_one_kind_knows_is_not_stripped_from_it_in_a_batch() -> None:
     # parentMessageId is unknown to TEXT_MESSAGE_CONTENT and known to TOOL_CALL_START
     extra = {"parentMessageId": "m0"}
@@ -461,7 +491,8 @@ def test_decode_message_rejects_a_malformed_value_with_its_path() -> None:
 
 def agree(payloads: list[Any], **options: Any) -> None:
     """The decoder's events, expanded, are what the consumer delivers; its warnings are the
-    consumer's, less what later stages say; a decode violation is the consumer's verdict."""
+    consumer's, less what later stages say; a decode violation is the consumer's verdict. And
+    a consumer fed the payloads at once keeps what one fed them one at a time does."""
     decoder_warnings: list[str] = []
     decoder = Decoder(on_warning=decoder_warnings.append, **options)
     events: list[Any] = []
@@ -505,6 +536,23 @@ def agree(payloads: list[Any], **options: Any) -> None:
     said = iter(consumer_warnings)
     before = [w for w in decoder_warnings if _event_of(w) < seen]
     assert all(warning in said for warning in before), (before, consumer_warnings)
+    assert consumed(payloads, one_by_one=False, **options) == consumed(payloads, **options)
+
+
+def consumed(payloads: list[Any], one_by_one: bool = True, **options: Any) -> tuple[Any, ...]:
+    """What a consumer with no callback (so its batches take every shortcut) keeps of
+    ``payloads`` fed one at a time or all at once: events, warnings, verdict."""
+    consumer = Consumer(**options)
+    delivered: list[Any] = []
+    verdict = None
+    try:
+        for batch in [[payload] for payload in payloads] if one_by_one else [payloads]:
+            delivered += consumer.feed_many(batch)
+        delivered += consumer.close()
+    except ProtocolViolation as violation:  # what the failing call delivered before it
+        delivered += violation.delivered
+        verdict = (violation.rule, violation.index, violation.path)
+    return delivered, consumer.warnings, verdict
 
 
 def _event_of(warning: str) -> int:

@@ -30,7 +30,7 @@ from agui_msgspec._errors import (
     too_deep,
     wrong_type,
 )
-from agui_msgspec._pipeline.decode import Decoder, EventT, Middleware
+from agui_msgspec._pipeline.decode import Decoder, EventT, Middleware, Repeats
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.input import typed_input
 from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run, StreamState
@@ -474,9 +474,11 @@ class Consumer(Generic[EventT]):
         repeat_type, item_attr, item_id, owner, sink = self._repeat
         index = self._index - 1
         event: Any  # a Struct of the version's event types, or None for a dropped one
+        repeats: Repeats | None = None  # the current batch's warnings not yet said
         try:
-            batches = self._batches(payloads) if decoded is None else ((payloads, decoded),)
-            for batch, events in batches:
+            batches = self._batches(payloads) if decoded is None else ((payloads, decoded, None),)
+            for batch, events, left_to_say in batches:
+                repeats = left_to_say
                 for event in self._decode_each(batch, index + 1) if events is None else events:
                     index += 1
                     if (
@@ -507,6 +509,9 @@ class Consumer(Generic[EventT]):
                         repeat_type, item_attr, sink = type(event), continued, grown
                         item_id = getattr(event, continued)
                         owner = event.subagent_run_id
+                if repeats is not None:
+                    self._say_repeats(repeats, index)
+                    repeats = None
                 if index - self._compacted_at >= _BATCH_SIZE:
                     self._reducer.compact()
                     self._compacted_at = index
@@ -517,42 +522,52 @@ class Consumer(Generic[EventT]):
             self._violation = too_deep(index)
             raise self._violation from None
         finally:
+            if repeats is not None:  # a batch one version ahead stopped by a violation
+                self._say_repeats(repeats, index)
             self._index = max(self._index, index + 1)
             self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
 
+    def _say_repeats(self, repeats: Repeats, index: int) -> None:
+        """The warnings a batch one version ahead left to say, for its events up to ``index``
+        (the one a stage rejected included): those one by one would have said."""
+        first, count, details = repeats
+        taken = min(count, index - first + 1)
+        if taken > 0:
+            self._warnings.warn_each(first, taken, details)
+
     def _batches(
         self, payloads: Iterable[Payload]
-    ) -> Iterable[tuple[Iterable[Payload], list[EventT] | None]]:
+    ) -> Iterable[tuple[Iterable[Payload], list[EventT] | None, Repeats | None]]:
         """The payloads in batches, each with its events if the strict decoder alone gave
-        them all (the fast path, for slices of a list or tuple), else None: one by one.
-        Anything else (a generator, say) goes one by one as it comes, and so does middleware.
-        Every _BATCH_SIZE events, the reducer compacts the text that repeats streamed into."""
+        them all (the fast path, for slices of a list or tuple), else None: one by one; and
+        the batch's warnings left to say. Anything else (a generator, say) goes one by one as
+        it comes, and so does middleware. Every _BATCH_SIZE events, the reducer compacts the
+        text that repeats streamed into."""
         if not isinstance(payloads, (list, tuple)):
-            return ((batch, None) for batch in _batches_as_read(payloads))
+            return ((batch, None, None) for batch in _batches_as_read(payloads))
         if len(payloads) == 1:  # feed(): no batch to spread a call over; counted before decoding
             self._index += 1
             event = self._decoder.decode(payloads[0], self._index - 1)
-            return ((payloads, [event]),)  # type: ignore[list-item]  # None: dropped
-        return self._slices(payloads)
+            return ((payloads, [event], None),)  # type: ignore[list-item]  # None: dropped
+        return self._batches_of(payloads)
 
-    def _slices(
+    def _batches_of(
         self, payloads: Sequence[Payload]
-    ) -> Iterator[tuple[Sequence[Payload], list[EventT] | None]]:
-        """:meth:`_batches` of a list or tuple: slices of it, each with its events or None.
-        A slice the batch decode refuses sends its first payload alone when that may help
-        (``Decoder._first_alone_may_help``): a producer one version ahead is known by it. The
-        first is taken through every stage before the rest is decoded (a run's start moves
-        its warnings to the run)."""
+    ) -> Iterator[tuple[Sequence[Payload], list[EventT] | None, Repeats | None]]:
+        """:meth:`_batches` of a list or tuple: slices of it. A slice the batch decode refuses
+        sends its first payload alone when that may help (``Decoder._first_alone_may_help``):
+        a producer one version ahead is known by it. The first is taken through every stage
+        before the rest is decoded (a run's start moves its warnings to the run)."""
         decoder = self._decoder
         for start in range(0, len(payloads), _BATCH_SIZE):
             batch = payloads[start : start + _BATCH_SIZE]
             first_alone = decoder._first_alone_may_help
-            events = decoder.decode_batch(batch)
-            if events is None and first_alone and len(batch) > 1:
-                yield batch[:1], None
+            decoded = decoder._decode_batch_deferring(batch)
+            if decoded is None and first_alone and len(batch) > 1:
+                yield batch[:1], None, None
                 batch = batch[1:]
-                events = decoder.decode_batch(batch)
-            yield batch, events
+                decoded = decoder._decode_batch_deferring(batch)
+            yield (batch, None, None) if decoded is None else (batch, *decoded)
 
     def _decode_each(self, payloads: Iterable[Payload], index: int) -> Iterator[EventT | None]:
         """The tolerant decode, payload by payload; None for a dropped event."""

@@ -40,6 +40,9 @@ else:
 
     EventT = TypeVar("EventT")
 
+Repeats = tuple[int, int, list[str]]
+"""Warnings left to say: each detail about each of ``count`` events from ``index`` on."""
+
 Middleware = Callable[[dict[str, Any], int], dict[str, Any] | None]
 """A stage before enforcement: gets each event as a wire-named dict and its index,
 returns the (possibly changed) dict, or None to drop the event."""
@@ -194,16 +197,35 @@ class Decoder(Generic[EventT]):
         (each removed with its warning); None: decode them one by one. With ``on_warning``
         the latter always, so the callback hears each warning in the order its event has
         the properties."""
-        events = self.decode_conformant(payloads)
-        if events is not None or self._documents or self.warning_log.on_warning is not None:
-            return events
-        decoded = self._enforcer.decode_with_extras(
-            payloads, self._index, self.warning_log.warn_each
-        )
+        decoded = self._decode_batch_deferring(payloads)
         if decoded is None:
             return None
-        self._index += len(decoded[0])
-        return decoded[0]  # type: ignore[return-value]
+        events, repeats = decoded
+        if repeats is not None:
+            self.warning_log.warn_each(*repeats)
+        return events
+
+    def _decode_batch_deferring(
+        self, payloads: Sequence[Payload]
+    ) -> tuple[list[EventT], Repeats | None] | None:
+        """:meth:`decode_batch`, saying the warnings of a batch one version ahead for its first
+        event only: the rest come back as ``(index, count, details)`` (``WarningLog.warn_each``'s
+        arguments) for a caller that takes the events one at a time to say for those it took.
+        A consumer that rejects an event says none for the events after it, as one by one."""
+        events = self.decode_conformant(payloads)
+        if events is not None:
+            return events, None
+        if self._documents or self.warning_log.on_warning is not None:
+            return None
+        decoded = self._enforcer.decode_with_extras(payloads)
+        if decoded is None:
+            return None
+        taken, details = decoded
+        index, count = self._index, len(taken)
+        self._index += count
+        self.warning_log.warn_each(index, 1, details)
+        repeats = (index + 1, count - 1, details) if count > 1 else None
+        return taken, repeats  # type: ignore[return-value]
 
     def _before_enforcement(self, payload: Payload, index: int) -> bytes | None:
         """Compatibility, then the middleware; the JSON bytes for enforcement, or None if dropped."""

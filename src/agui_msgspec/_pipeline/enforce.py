@@ -116,9 +116,6 @@ _MATCHED_CACHE_CHARS = 64 * 1024
 
 _ABSENT = object()  # what dict.pop gives for a payload without the property
 
-WarnEach = Callable[[int, int, Sequence[str]], None]
-"""Says each detail about each of ``count`` events from ``index`` on (``WarningLog.warn_each``)."""
-
 
 def _wire_names(struct: type[msgspec.Struct]) -> frozenset[str | None]:
     """The properties a Struct knows, its tag included."""
@@ -443,15 +440,15 @@ class Enforcer:
         return self._checked(events)
 
     def decode_with_extras(
-        self, payloads: Sequence[Payload], index: int, warn_each: WarnEach
-    ) -> tuple[list[msgspec.Struct], set[type]] | None:
+        self, payloads: Sequence[Payload]
+    ) -> tuple[list[msgspec.Struct], list[str]] | None:
         """The fast path for a batch of a producer one version ahead: every event, if each
         payload's only unrecognised material is the top-level properties the payload before
-        had too. Each is removed, with its warning (``warn_each``, about the events from
-        ``index`` on), and the batch converted in one call, as the slow path converts one
-        payload. None if the last payload had no such properties, if any payload has more or
-        less, or is a run's start (the warnings
-        said of it belong to the run it starts): decode them one by one."""
+        had too, and the warning details that each event earns (the caller says them, as it
+        takes the events). Each property is removed and the batch converted in one call, as
+        the slow path converts one payload. None if the last payload had no such properties,
+        if any payload has more or less, or is a run's start (the warnings said of it belong
+        to the run it starts): decode them one by one."""
         extras = self.extras
         if not extras:  # the last payload was conformant, or had more than properties
             return None
@@ -475,8 +472,7 @@ class Enforcer:
             return None
         self.extras = extras
         self.slow_path_count += len(events)
-        warn_each(index, len(events), [self._removed_property(name) for name in extras])
-        return checked
+        return events, [self._removed_property(name) for name in extras]
 
     def _checked(
         self, events: list[msgspec.Struct]
