@@ -549,25 +549,7 @@ class Consumer(Generic[EventT]):
             self._index += 1
             event = self._decoder.decode(payloads[0], self._index - 1)
             return ((payloads, [event], None),)  # type: ignore[list-item]  # None: dropped
-        return self._batches_of(payloads)
-
-    def _batches_of(
-        self, payloads: Sequence[Payload]
-    ) -> Iterator[tuple[Sequence[Payload], list[EventT] | None, Repeats | None]]:
-        """:meth:`_batches` of a list or tuple: slices of it. A slice the batch decode refuses
-        sends its first payload alone when that may help (``Decoder._first_alone_may_help``):
-        a producer one version ahead is known by it. The first is taken through every stage
-        before the rest is decoded (a run's start moves its warnings to the run)."""
-        decoder = self._decoder
-        for start in range(0, len(payloads), _BATCH_SIZE):
-            batch = payloads[start : start + _BATCH_SIZE]
-            first_alone = decoder._first_alone_may_help
-            decoded = decoder._decode_batch_deferring(batch)
-            if decoded is None and first_alone and len(batch) > 1:
-                yield batch[:1], None, None
-                batch = batch[1:]
-                decoded = decoder._decode_batch_deferring(batch)
-            yield (batch, None, None) if decoded is None else (batch, *decoded)
+        return self._decoder._batches(payloads, _BATCH_SIZE)
 
     def _decode_each(self, payloads: Iterable[Payload], index: int) -> Iterator[EventT | None]:
         """The tolerant decode, payload by payload; None for a dropped event."""

@@ -14,7 +14,7 @@ expansion: a ``*_CHUNK`` event comes back as the typed chunk event it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import msgspec
@@ -155,25 +155,39 @@ class Decoder(Generic[EventT]):
         """The typed events of ``payloads`` in order, those dropped left out; a list or tuple
         of conformant JSON text costs one strict decode per payload, in one call."""
         decode = self.decode
-        if isinstance(payloads, (list, tuple)):
-            first_alone = self._first_alone_may_help
-            events = self.decode_batch(payloads)
-            if events is not None:
-                return events
-            if first_alone and len(payloads) > 1:
-                first = decode(payloads[0])
-                rest = self.decode_batch(payloads[1:])
-                if rest is None:
-                    rest = [event for event in map(decode, payloads[1:]) if event is not None]
-                return rest if first is None else [first, *rest]
-        return [event for event in map(decode, payloads) if event is not None]
+        if not isinstance(payloads, (list, tuple)):
+            return [event for event in map(decode, payloads) if event is not None]
+        taken: list[EventT] = []
+        for batch, events, repeats in self._batches(payloads, max(len(payloads), 1)):
+            if events is None:
+                taken += [event for event in map(decode, batch) if event is not None]
+                continue
+            taken += events
+            if repeats is not None:
+                self.warning_log.warn_each(*repeats)
+        return taken
 
-    @property
-    def _first_alone_may_help(self) -> bool:
-        """Whether a batch :meth:`decode_batch` refuses may be taken after its first payload
-        goes alone: a producer one version ahead is known by the properties the payload
-        before had, and no payload has gone before (or the last was conformant)."""
-        return not (self._documents or self._enforcer.extras or self.warning_log.on_warning)
+    def _batches(
+        self, payloads: Sequence[Payload], size: int
+    ) -> Iterator[tuple[Sequence[Payload], list[EventT] | None, Repeats | None]]:
+        """``payloads`` in slices of ``size``, each with its events if the batch decode took
+        it (else None: decode it payload by payload) and its warnings left to say
+        (:meth:`_decode_batch_deferring`). A slice the batch decode refuses before any payload
+        told what a producer one version ahead adds (none has gone before, or the last was
+        conformant) sends its first payload alone, then the rest: the caller takes the first
+        through its stages before asking for the next (a consumer's run start moves its
+        warnings to the run)."""
+        for start in range(0, len(payloads), size):
+            batch = payloads[start : start + size]
+            first_alone = not (
+                self._documents or self._enforcer.extras or self.warning_log.on_warning
+            )
+            decoded = self._decode_batch_deferring(batch)
+            if decoded is None and first_alone and len(batch) > 1:
+                yield batch[:1], None, None
+                batch = batch[1:]
+                decoded = self._decode_batch_deferring(batch)
+            yield (batch, None, None) if decoded is None else (batch, *decoded)
 
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[EventT] | None:
         """Every event of ``payloads`` if each is conformant as it stands (the strict decode

@@ -172,8 +172,8 @@ class _PatternFree(NamedTuple):
 class _PatternCheck(NamedTuple):
     attr: str
     pattern: re.Pattern[str]
-    read: Callable[[Any], Any]
-    """The attribute of a member; None from a member without it."""
+    read: operator.attrgetter[Any]
+    """The attribute of a member that has it."""
     owners: frozenset[type[msgspec.Struct]] | None
     """The pattern-free members that have it, where some do not (a batch of none of them
     has no strings there to match: ``from`` of a JSON Patch ``move``); None: every one."""
@@ -241,16 +241,10 @@ def _pattern_free(union: Any) -> _PatternFree | None:
     checks = []
     for name, pattern in patterns.items():
         owners = frozenset(member for member in members if name in member.__struct_fields__)
-        if len(owners) == len(members):
-            checks.append(_PatternCheck(name, re.compile(pattern), operator.attrgetter(name), None))
-        else:
-            read = functools.partial(_attribute_or_none, name=name)
-            checks.append(_PatternCheck(name, re.compile(pattern), read, owners))
+        every = len(owners) == len(members)
+        read = operator.attrgetter(name)
+        checks.append(_PatternCheck(name, re.compile(pattern), read, None if every else owners))
     return _PatternFree(_holder(functools.reduce(operator.or_, members)), tuple(checks))
-
-
-def _attribute_or_none(member: Any, name: str) -> Any:
-    return getattr(member, name, None)
 
 
 def _same_default(declared: msgspec.structs.FieldInfo) -> Any:
@@ -398,12 +392,8 @@ class Enforcer:
             events.append(event)
             refused.append(event)
             rest = payloads[position + 1 :]
-        kinds = set(map(type, refused))
-        holding = self._open_union_types.intersection(kinds)
-        if holding and not self._open_unions_valid(refused, list(map(type, refused)), holding):
-            return None
-        self.extras = ()
-        return events, kinds
+        checked = self._checked(refused)
+        return None if checked is None else (events, checked[1])
 
     def _decode_typed(
         self, payloads: Sequence[Payload]
@@ -514,12 +504,15 @@ class Enforcer:
             return True
         items = checked.items  # type: ignore[attr-defined]
         kinds: set[type] | None = None
-        for _attr, pattern, read, owners in free.patterns:
-            if owners is not None:
+        for attr, pattern, read, owners in free.patterns:
+            if owners is None:
+                strings = list(map(read, items))  # UNSET: an optional attribute, absent
+            else:
                 kinds = set(map(type, items)) if kinds is None else kinds
                 if owners.isdisjoint(kinds):
                     continue
-            strings = list(map(read, items))  # None: a member without it; UNSET: absent
+                # None: a member without the attribute
+                strings = list(map(getattr, items, itertools.repeat(attr), itertools.repeat(None)))
             known = self._matched.get(pattern)
             if known is None:
                 known = self._matched[pattern] = {None, msgspec.UNSET}
