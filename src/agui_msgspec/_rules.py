@@ -161,6 +161,12 @@ _TABLE = [
         bound="max_open_items",
     ),
     Rule(
+        id="too-many-closed-items",
+        error="LifecycleViolation",
+        summary="a run would remember the owners of more closed items than max_closed_items",
+        bound="max_closed_items",
+    ),
+    Rule(
         id="malformed-frame",
         error="TransportError",
         summary="a protobuf frame's bytes are not an Event message",

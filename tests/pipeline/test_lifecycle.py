@@ -1349,3 +1349,107 @@ def test_identity_checks_hold_through_the_incremental_consumer(given: Any) -> No
     with pytest.raises(agui.LifecycleViolation) as caught:
         consumer.feed(msgspec.json.encode({**FINISH, "runId": "other"}))
     assert caught.value.rule == "run-id-mismatch"
+
+
+# --- the owners a run remembers of closed items: bounded by max_closed_items -----------------
+
+
+def remembering(limit: int, *stream: Event) -> Result:
+    return consume([msgspec.json.encode(event) for event in stream], max_closed_items=limit)
+
+
+def closed(item: str, starts: Callable[..., Event], ends: Callable[..., Event]) -> list[Event]:
+    return [starts(item), ends(item)]
+
+
+ATTRIBUTED = [
+    pytest.param(text_start, text_end, id="text message"),
+    pytest.param(tool_start, tool_end, id="tool call"),
+    pytest.param(span_start, span_end, id="reasoning span"),
+    pytest.param(thought_start, thought_end, id="reasoning message"),
+]
+
+
+@pytest.mark.parametrize(("starts", "ends"), ATTRIBUTED)
+def test_a_run_remembers_up_to_max_closed_items(
+    starts: Callable[..., Event], ends: Callable[..., Event]
+) -> None:
+    items = [event for n in range(3) for event in closed(f"i{n}", starts, ends)]
+    assert remembering(3, run_started(), *items, run_finished()).violation is None
+    # the first is remembered still: reopening it under another owner is the mismatch
+    reopened = remembering(3, run_started(), *items, starts("i0", "sub"))
+    assert reopened.violation is not None
+    assert (reopened.violation.rule, reopened.violation.index) == ("attribution-mismatch", 7)
+
+
+@pytest.mark.parametrize(("starts", "ends"), ATTRIBUTED)
+def test_one_closed_item_more_than_max_closed_items_is_refused(
+    starts: Callable[..., Event], ends: Callable[..., Event]
+) -> None:
+    items = [event for n in range(4) for event in closed(f"i{n}", starts, ends)]
+    result = remembering(3, run_started(), *items, run_finished())
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("too-many-closed-items", 8)
+    assert isinstance(result.violation, LifecycleViolation)
+    assert len(result.events) == 8  # what came before the close that would pass it
+
+
+def test_closed_steps_and_subagents_are_not_remembered() -> None:
+    """Neither is attributed: nothing of them outlives their close."""
+    items = [
+        event
+        for n in range(5)
+        for event in (
+            step_started(f"s{n}"),
+            step_finished(f"s{n}"),
+            subagent_started(f"a{n}"),
+            subagent_finished(f"a{n}"),
+        )
+    ]
+    assert remembering(0, run_started(), *items, run_finished()).violation is None
+
+
+def test_an_item_closed_again_is_remembered_once() -> None:
+    reopened = [event for _ in range(5) for event in closed("m1", text_start, text_end)]
+    assert remembering(1, run_started(), *reopened, run_finished()).violation is None
+
+
+def test_each_run_remembers_its_own() -> None:
+    items = [event for n in range(3) for event in closed(f"m{n}", text_start, text_end)]
+    second = [run_started("r2"), *items, run_finished("r2")]
+    assert remembering(3, run_started(), *items, run_finished(), *second).violation is None
+
+
+def test_owners_a_snapshot_establishes_are_remembered_within_the_bound() -> None:
+    messages = [{"id": f"m{n}", "role": "assistant", "content": "x"} for n in range(4)]
+    restating = {"type": "MESSAGES_SNAPSHOT", "messages": messages}
+    assert remembering(4, run_started(), restating, run_finished()).violation is None
+    result = remembering(3, run_started(), restating, run_finished())
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("too-many-closed-items", 1)
+
+
+def test_activity_owners_are_remembered_within_the_bound() -> None:
+    activities = [
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": f"a{n}", "activityType": "plan", "content": {}}
+        for n in range(4)
+    ]
+    assert remembering(4, run_started(), *activities, run_finished()).violation is None
+    result = remembering(3, run_started(), *activities, run_finished())
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("too-many-closed-items", 4)
+
+
+def test_a_tool_call_naming_an_unseen_message_remembers_it() -> None:
+    """The call mints its carrier, so a stream of calls naming new messages is bounded too."""
+    calls = [
+        {**tool_start(f"c{n}"), "parentMessageId": f"p{n}"}
+        if kind == "start"
+        else tool_end(f"c{n}")
+        for n in range(2)
+        for kind in ("start", "end")
+    ]
+    assert remembering(4, run_started(), *calls, run_finished()).violation is None
+    result = remembering(2, run_started(), *calls, run_finished())
+    assert result.violation is not None
+    assert (result.violation.rule, result.violation.index) == ("too-many-closed-items", 3)

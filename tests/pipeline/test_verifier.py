@@ -122,6 +122,70 @@ def test_verifying_holds_memory_bounded_by_what_is_open() -> None:
     assert held_after(Consumer(), 20_000) > 15 * 2**20  # the conversation: what a Consumer keeps
 
 
+def held_by(consumer: Consumer[Any], batches: list[list[bytes]]) -> int:
+    """Bytes still allocated after the consumer took ``batches``, one ``feed_many`` each."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for batch in batches:
+            consumer.feed_many(batch)
+        return tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
+def runs(count: int) -> list[list[bytes]]:
+    """``count`` runs, one after another, in batches of 100 runs."""
+    one = [
+        [encode({**START, "runId": f"r{n}"}), encode({**FINISH, "runId": f"r{n}"})]
+        for n in range(count)
+    ]
+    return [
+        [payload for run in one[at : at + 100] for payload in run] for at in range(0, count, 100)
+    ]
+
+
+def test_verifying_keeps_the_latest_run_only() -> None:
+    verifier: VerifyingConsumer[Any] = VerifyingConsumer()
+    small, large = held_by(VerifyingConsumer(), runs(2_000)), held_by(verifier, runs(20_000))
+    assert [run.run_id for run in verifier.runs] == ["r19999"]
+    assert large < small + 64 * 1024  # ten times the runs, about the same memory
+    consumer: Consumer[Any] = Consumer()
+    consumer.feed_many([payload for batch in runs(300) for payload in batch])
+    assert len(consumer.runs) == 300  # a Consumer keeps every run
+
+
+def closed_steps(count: int) -> list[list[bytes]]:
+    """One run of ``count`` steps, each opened and closed, in batches of 1,000 events."""
+    events = [encode(START)]
+    for n in range(count):
+        events += [
+            encode({"type": "STEP_STARTED", "stepName": f"s{n}"}),
+            encode({"type": "STEP_FINISHED", "stepName": f"s{n}"}),
+        ]
+    return [events[at : at + 1000] for at in range(0, len(events), 1000)]
+
+
+def test_verifying_holds_nothing_of_a_closed_step() -> None:
+    small = held_by(VerifyingConsumer(), closed_steps(2_000))
+    large = held_by(VerifyingConsumer(), closed_steps(20_000))
+    assert large < small + 64 * 1024
+
+
+def test_verifying_remembers_closed_messages_up_to_max_closed_items() -> None:
+    """A reopen's attribution needs each closed message's owner: a bounded memory."""
+    events = [encode(START)]
+    for n in range(2_000):
+        events += [
+            encode({"type": "TEXT_MESSAGE_START", "messageId": f"m{n}"}),
+            encode({"type": "TEXT_MESSAGE_END", "messageId": f"m{n}"}),
+        ]
+    verifier: VerifyingConsumer[Any] = VerifyingConsumer(max_closed_items=1_000)
+    with pytest.raises(ProtocolViolation) as refused:
+        verifier.feed_many(events)
+    assert (refused.value.rule, refused.value.index) == ("too-many-closed-items", 2_002)
+
+
 def test_the_guard_holds_memory_bounded_by_what_is_open() -> None:
     held: list[int] = []
 

@@ -23,7 +23,7 @@ import msgspec
 import pytest
 
 from agui_msgspec import Consumer, ProtocolViolation, Run, TransportError, consume, consume_body
-from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS
+from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_CLOSED_ITEMS, DEFAULT_MAX_OPEN_ITEMS
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, JSONLinesReader, SSEReader
 
 Wire = dict[str, Any]
@@ -131,15 +131,17 @@ class Case:
     fmt: Literal["sse", "jsonl"] = "sse"
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS
     warning: str | None = None  # a substring some warning must contain
     read_at_most: int | None = None  # bytes of the body read before the verdict
     check: Callable[[Judged], object] | None = None  # anything else the case shows
 
     @property
     def defaults(self) -> bool:
-        return (self.max_event_size, self.max_open_items) == (
+        return (self.max_event_size, self.max_open_items, self.max_closed_items) == (
             DEFAULT_MAX_EVENT_SIZE,
             DEFAULT_MAX_OPEN_ITEMS,
+            DEFAULT_MAX_CLOSED_ITEMS,
         )
 
 
@@ -150,7 +152,7 @@ def judge(case: Case) -> Judged:
         if case.fmt == "sse"
         else JSONLinesReader(case.max_event_size)
     )
-    consumer = Consumer(max_open_items=case.max_open_items)
+    consumer = Consumer(max_open_items=case.max_open_items, max_closed_items=case.max_closed_items)
     chunks = iter([case.body]) if isinstance(case.body, bytes) else case.body()
     delivered: list[msgspec.Struct] = []
     read = 0
@@ -211,6 +213,7 @@ NESTED_100K_OBJECTS = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
 TOOL_CALL = b'{"type":"TOOL_CALL_START","toolCallId":"c%(i)d","toolCallName":"f","parentMessageId":"m%(i)d"}'
 STEP = b'{"type":"STEP_STARTED","stepName":"s%(i)d"}'
 TEXT = b'{"type":"TEXT_MESSAGE_START","messageId":"m%(i)d"}'
+TEXT_END = b'{"type":"TEXT_MESSAGE_END","messageId":"m%(i)d"}'
 EXACT = custom(b'"' + b"x" * 1000 + b'"')
 
 CATALOGUE: list[Case] = [
@@ -684,6 +687,39 @@ CATALOGUE: list[Case] = [
         many(STEP, 10_000, closing=b'{"type":"STEP_FINISHED","stepName":"s%(i)d"}'),
         "accepted",
         max_open_items=1,
+    ),
+    # --- closed items a run remembers: bounded by max_closed_items ----------------------------
+    Case(
+        "a million text messages opened and closed in one run, default max_closed_items",
+        many(TEXT, 1_000_000, closing=TEXT_END),
+        "rejected",
+        "too-many-closed-items",
+        2 * DEFAULT_MAX_CLOSED_ITEMS + 2,  # the close of message N + 1
+        read_at_most=2 * 110_000 * 70,
+    ),
+    Case(
+        "a million tool calls, each naming a message not seen, max_closed_items=1000",
+        many(TOOL_CALL, 1_000_000),
+        "rejected",
+        "too-many-closed-items",
+        1001,
+        max_closed_items=1000,
+    ),
+    Case(
+        "10,000 steps opened and closed one at a time, max_closed_items=0",
+        many(STEP, 10_000, closing=b'{"type":"STEP_FINISHED","stepName":"s%(i)d"}'),
+        "accepted",
+        max_closed_items=0,
+    ),
+    Case(
+        "one message reopened 10,000 times, max_closed_items=1",
+        many(
+            b'{"type":"TEXT_MESSAGE_START","messageId":"m"}',
+            10_000,
+            closing=b'{"type":"TEXT_MESSAGE_END","messageId":"m"}',
+        ),
+        "accepted",
+        max_closed_items=1,
     ),
 ]
 

@@ -33,7 +33,13 @@ from agui_msgspec._errors import (
 from agui_msgspec._pipeline.decode import Decoder, EventT, Middleware, Repeats
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.input import typed_input
-from agui_msgspec._pipeline.lifecycle import DEFAULT_MAX_OPEN_ITEMS, Lifecycle, Run, StreamState
+from agui_msgspec._pipeline.lifecycle import (
+    DEFAULT_MAX_CLOSED_ITEMS,
+    DEFAULT_MAX_OPEN_ITEMS,
+    Lifecycle,
+    Run,
+    StreamState,
+)
 from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
@@ -164,7 +170,9 @@ class Consumer(Generic[EventT]):
     ``peer_version`` is the protocol version of a producer known to speak an
     older one (``"0.0.57"``, say): the era shims it needs then run (README,
     "Older peers"); an era shim that must see every event costs that decode too.
-    ``max_event_size`` bounds one event of the body :meth:`receive` takes (bytes).
+    ``max_event_size`` bounds one event of the body :meth:`receive` takes (bytes);
+    ``max_open_items`` the items a run holds open at once, ``max_closed_items`` those it
+    remembers once closed (their owners, for the attribution of a reopen).
     """
 
     @overload
@@ -181,6 +189,7 @@ class Consumer(Generic[EventT]):
         peer_version: str | None = None,
         *,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     ) -> None: ...
     @overload
     def __init__(
@@ -196,6 +205,7 @@ class Consumer(Generic[EventT]):
         peer_version: str | None = None,
         *,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     ) -> None: ...
     @overload
     def __init__(
@@ -211,6 +221,7 @@ class Consumer(Generic[EventT]):
         peer_version: str | None = None,
         *,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     ) -> None: ...
     def __init__(
         self,
@@ -225,6 +236,7 @@ class Consumer(Generic[EventT]):
         peer_version: str | None = None,
         *,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     ) -> None:
         if max_event_size < 1:
             raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
@@ -243,7 +255,12 @@ class Consumer(Generic[EventT]):
         self._expander = Expander(self.bindings)
         # The same reading as outgoing input: what the version does not know is stripped.
         seed = None if input is None else typed_input(input, self.bindings, warn)
-        self._lifecycle = Lifecycle(max_open_items, None if seed is None else seed.thread_id)
+        self._lifecycle = Lifecycle(
+            max_open_items,
+            None if seed is None else seed.thread_id,
+            max_closed_items=max_closed_items,
+            keeps_history=self._keeps_conversation,
+        )
         reducer = Reducer(self.bindings, warn, seed, StateBounds(max_state_size, max_state_depth))
         self._reducer: Reducer | _VerdictReducer = (
             reducer if self._keeps_conversation else _VerdictReducer(reducer)
@@ -260,6 +277,7 @@ class Consumer(Generic[EventT]):
 
     @property
     def runs(self) -> list[Run]:
+        """Every run so far, in order (a :class:`VerifyingConsumer`: the latest only)."""
         return self._lifecycle.runs
 
     @property
@@ -572,7 +590,7 @@ class Consumer(Generic[EventT]):
     def _run_started_by(self, event: Any, index: int) -> None:
         """A run began: the warnings about the event join the new run, and the producer's
         declaration is judged."""
-        self._warnings.run_started(index, len(self._lifecycle.runs))
+        self._warnings.run_started(index, self._lifecycle.runs_started)
         if event.protocol_version is not msgspec.UNSET:
             notice = producer_version_notice(event.protocol_version, self.bindings.PROTOCOL_VERSION)
             if notice is not None:
@@ -629,9 +647,10 @@ class VerifyingConsumer(Consumer[EventT]):
     """A :class:`Consumer` for the verdict alone: the same decode, expansion, lifecycle and
     rules, the same violations at the same events, in memory bounded by what is open, not
     by what was said. It keeps the state and the activity messages (their bounds and
-    patches are rules), not the conversation: :attr:`messages` raises ``UsageError``, and
-    the reducer's own warnings about messages (an encrypted value naming no message, say)
-    are not said. What :class:`ProducerGuard` runs on each response.
+    patches are rules), and the latest run, not the conversation nor the runs before:
+    :attr:`messages` raises ``UsageError``, :attr:`runs` holds one run at most, and the
+    reducer's own warnings about messages (an encrypted value naming no message, say) are
+    not said. What :class:`ProducerGuard` runs on each response.
     """
 
     _keeps_conversation = False
@@ -671,6 +690,7 @@ def consume(
     middleware: Sequence[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     max_state_size: int = DEFAULT_MAX_STATE_SIZE,
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
@@ -697,6 +717,7 @@ def consume(
             middleware,
             max_open_items,
             max_state_size=max_state_size,
+            max_closed_items=max_closed_items,
             max_state_depth=max_state_depth,
             max_warnings=max_warnings,
             peer_version=peer_version,
@@ -715,6 +736,7 @@ def consume_body(
     middleware: Sequence[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     max_state_size: int = DEFAULT_MAX_STATE_SIZE,
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
@@ -745,6 +767,7 @@ def consume_body(
             middleware,
             max_open_items,
             max_state_size=max_state_size,
+            max_closed_items=max_closed_items,
             max_state_depth=max_state_depth,
             max_warnings=max_warnings,
             peer_version=peer_version,

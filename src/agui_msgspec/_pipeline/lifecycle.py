@@ -133,6 +133,11 @@ DEFAULT_MAX_OPEN_ITEMS = 100_000
 """Items (messages, calls, steps, ...) one run may hold open at once: a resource bound,
 not a protocol rule, so a hostile stream cannot grow the tracking tables without end."""
 
+DEFAULT_MAX_CLOSED_ITEMS = 100_000
+"""Owners one run remembers of items no longer open (closed messages, tool calls and
+reasoning, and those a snapshot restated or a tool call named), for the attribution of a
+reopen: the same kind of bound, so a run's memory does not grow with what it said."""
+
 
 @dataclass
 class Run:
@@ -195,18 +200,32 @@ class Lifecycle:
     """The state machine. ``receive`` an event, or raise the rule it breaks; ``close`` at the end."""
 
     def __init__(
-        self, max_open_items: int = DEFAULT_MAX_OPEN_ITEMS, thread_id: str | None = None
+        self,
+        max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        thread_id: str | None = None,
+        *,
+        max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+        keeps_history: bool = True,
     ) -> None:
+        """``keeps_history=False`` keeps only the latest run in :attr:`runs` (a verdict
+        needs no other); :attr:`runs_started` still counts them all."""
         self.state = StreamState.IDLE
         # The thread every run's boundary events name: the input's, else the first run's.
         self._thread_id = thread_id
         self.max_open_items = max_open_items
+        self.max_closed_items = max_closed_items
+        self._keeps_history = keeps_history
         self.runs: list[Run] = []
+        self.runs_started = 0  # RUN_STARTED events and runs a RUN_ERROR opened
         # kind → item key → the owner (subagentRunId, or None for the parent) that opened it
         self._open: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
+        self._open_count = 0  # the items of _open: checked against max_open_items per open
+        # The same for attributed items no longer open (steps and subagents are not
+        # attributed: nothing of them outlives their close).
         self._closed_owner: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
         # activity message id → the owner its last replacing snapshot established, this run
         self._activity_owner: dict[str, str | None] = {}
+        self._remembered = 0  # the items of _closed_owner and _activity_owner
         # event class → (wire type, its row of _ITEMS): computed once per class
         self._plans: dict[type, tuple[str, tuple[Kind, Act, str] | None]] = {}
         # The run's tool calls without a result yet, in the order they were made (dict: ordered set)
@@ -241,7 +260,7 @@ class Lifecycle:
         if event_type == "RUN_STARTED":
             self._start_run(event, index)
         elif event_type == "MESSAGES_SNAPSHOT":
-            self._restate(event)
+            self._restate(event, index)
         elif event_type == "RUN_FINISHED":
             self._finish_run(event, index)
         elif event_type == "RUN_ERROR":
@@ -278,7 +297,7 @@ class Lifecycle:
                 path="/threadId",
             )
         self._clear()
-        self.runs.append(
+        self._add_run(
             Run(
                 thread_id=event.thread_id,
                 run_id=event.run_id,
@@ -286,6 +305,12 @@ class Lifecycle:
                 protocol_version=_optional(event.protocol_version),
             )
         )
+
+    def _add_run(self, run: Run) -> None:
+        self.runs_started += 1
+        if not self._keeps_history:
+            self.runs.clear()
+        self.runs.append(run)
 
     def _finish_run(self, event: Any, index: int) -> None:
         run = self.runs[-1]
@@ -323,7 +348,7 @@ class Lifecycle:
 
     def _fail_run(self, event: Any) -> None:
         if self.state is StreamState.IDLE:  # a stream may open with RUN_ERROR: a run of its own
-            self.runs.append(Run(thread_id=None, run_id=None))
+            self._add_run(Run(thread_id=None, run_id=None))
         run = self.runs[-1]
         run.status = "failed"
         run.error = event
@@ -347,6 +372,21 @@ class Lifecycle:
             self._closed_owner[kind].clear()
         self._activity_owner.clear()
         self._unanswered.clear()
+        self._open_count = self._remembered = 0
+
+    def _remember(
+        self, owners: dict[Any, str | None], key: Any, owner: str | None, index: int
+    ) -> None:
+        """``owners[key] = owner`` for an item not open, within ``max_closed_items``."""
+        if key not in owners:
+            if self._remembered >= self.max_closed_items:
+                raise LifecycleViolation(
+                    "too-many-closed-items",
+                    f"more than {self.max_closed_items} closed items to remember in one run",
+                    index=index,
+                )
+            self._remembered += 1
+        owners[key] = owner
 
     # --- items inside a run -------------------------------------------------------------
 
@@ -363,19 +403,20 @@ class Lifecycle:
                     f"{event_type}: {kind.label} {_describe(key)} is already open",
                     index=index,
                 )
+            if self._open_count >= self.max_open_items:
+                raise LifecycleViolation(
+                    "too-many-open-items",
+                    f"{event_type}: more than {self.max_open_items} items open at once",
+                    index=index,
+                )
             if kind is TOOL:
                 owner = self._tool_call_owner(event, owner, index)
             if kind.attributed and key in self._closed_owner[kind]:
                 established = self._closed_owner[kind][key]
                 self._check_owner(kind, key, established, owner, event_type, index)
                 owner = established  # an untagged reopen continues whatever the opener owned
-            if sum(map(len, self._open.values())) >= self.max_open_items:
-                raise LifecycleViolation(
-                    "too-many-open-items",
-                    f"{event_type}: more than {self.max_open_items} items open at once",
-                    index=index,
-                )
             open_items[key] = owner
+            self._open_count += 1
             if kind is TOOL:
                 self._unanswered[item_id] = None
             return
@@ -388,7 +429,10 @@ class Lifecycle:
         if kind.attributed and owner is not None:
             self._check_owner(kind, key, open_items[key], owner, event_type, index)
         if act is Act.CLOSE:
-            self._closed_owner[kind][key] = open_items.pop(key)
+            if kind.attributed:  # remembered first: a refusal leaves the item open
+                self._remember(self._closed_owner[kind], key, open_items[key], index)
+            del open_items[key]
+            self._open_count -= 1
 
     def _tool_call_owner(self, event: Any, tag: str | None, index: int) -> str | None:
         """A tool call belongs to the message that carries it (events/subagents, tool-calls):
@@ -401,7 +445,7 @@ class Lifecycle:
             parent_id, self._closed_owner[TEXT].get(parent_id, _NOT_OPEN)
         )
         if carrier is _NOT_OPEN:
-            self._closed_owner[TEXT][parent_id] = tag
+            self._remember(self._closed_owner[TEXT], parent_id, tag, index)
             return tag
         if tag is None:
             return carrier  # type: ignore[no-any-return]
@@ -415,7 +459,7 @@ class Lifecycle:
             )
         return tag
 
-    def _restate(self, event: Any) -> None:
+    def _restate(self, event: Any, index: int) -> None:
         """A MESSAGES_SNAPSHOT establishes the owner of each message it restates, and of the
         tool calls they carry (events/state), open or not: a continuation then agrees with
         the snapshot, not the opener. Reasoning spans are no messages, and keep theirs. A tool
@@ -426,16 +470,18 @@ class Lifecycle:
             if role == "tool":  # a tool message: the call it names is answered
                 self._unanswered.pop(message.tool_call_id, None)
             if role == "activity":
-                self._activity_owner[message.id] = owner
+                self._remember(self._activity_owner, message.id, owner, index)
                 continue
-            self._establish(THOUGHT if role == "reasoning" else TEXT, message.id, owner)
+            self._establish(THOUGHT if role == "reasoning" else TEXT, message.id, owner, index)
             for call in _optional(getattr(message, "tool_calls", UNSET)) or ():
-                self._establish(TOOL, call.id, owner)
+                self._establish(TOOL, call.id, owner, index)
 
-    def _establish(self, kind: Kind, key: Any, owner: str | None) -> None:
+    def _establish(self, kind: Kind, key: Any, owner: str | None, index: int) -> None:
         """``owner`` owns the item from now on: the open one, else the next to reopen it."""
-        owners = self._open[kind] if key in self._open[kind] else self._closed_owner[kind]
-        owners[key] = owner
+        if key in self._open[kind]:
+            self._open[kind][key] = owner
+        else:
+            self._remember(self._closed_owner[kind], key, owner, index)
 
     def _track_activity(self, event: Any, event_type: str, index: int) -> None:
         """A delta continues the activity its snapshot opened: a tag must agree with that owner."""
@@ -443,10 +489,9 @@ class Lifecycle:
         if event_type == "ACTIVITY_DELTA":
             established = self._activity_owner.get(event.message_id, owner)
             self._check_owner(ACTIVITY, event.message_id, established, owner, event_type, index)
-        elif event.replace:
-            self._activity_owner[event.message_id] = owner  # replacing re-mints attribution
-        else:
-            self._activity_owner.setdefault(event.message_id, owner)
+        elif event.replace or event.message_id not in self._activity_owner:
+            # replacing re-mints attribution
+            self._remember(self._activity_owner, event.message_id, owner, index)
 
     @staticmethod
     def _check_owner(

@@ -76,6 +76,7 @@ RULE_PAGES: dict[str, tuple[str, ...]] = {
     "thread-id-mismatch": ("basic/run-input", "events/lifecycle"),
     "duplicate-interrupt-id": ("basic/patterns/interrupt-resume", "events/lifecycle"),
     "too-many-open-items": (),
+    "too-many-closed-items": (),
     "chunk-missing-first-field": ("basic/patterns/streaming",),
     "chunk-conflicting-repeat": ("basic/patterns/streaming", "events/tool-calls"),
     "chunk-ambiguous": ("basic/patterns/streaming",),
