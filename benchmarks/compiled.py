@@ -39,6 +39,7 @@ CANDIDATES = [
     "src/agui_msgspec/_pipeline/warnings.py",
     "src/agui_msgspec/_pipeline/patch.py",
     "src/agui_msgspec/_pipeline/lifecycle.py",
+    "src/agui_msgspec/_pipeline/reduce.py",
     "src/agui_msgspec/_pipeline/compat.py",
     "src/agui_msgspec/_pipeline/enforce.py",
     "src/agui_msgspec/_pipeline/expand.py",
@@ -48,9 +49,9 @@ CANDIDATES = [
     "src/agui_msgspec/_wire/protobuf/fast.py",
     "src/agui_msgspec/_wire/protobuf/reader.py",
 ]
-"""The modules a consumed stream runs through that mypyc compiles as they stand
-(``_pipeline/reduce.py`` does not: its text and message lists subclass ``list``, which a
-native class cannot)."""
+"""The modules a consumed stream runs through that mypyc compiles as they stand (the
+reducer's ``list`` and ``dict`` subclasses live in ``_pipeline/containers.py``, which it
+cannot compile as native classes)."""
 COLUMNS = ["text", "short", "tools", "state", "mixed", "pb text", "pb tools", "pb mixed"]
 COLUMNS += ["reader text", "reader tools", "reader mixed"]
 

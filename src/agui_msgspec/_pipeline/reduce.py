@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET
 
 from agui_msgspec._errors import MalformedEvent, ProtocolViolation
+from agui_msgspec._pipeline.containers import COMPACT_PARTS, MergedMetadata, MessageList, TextParts
 from agui_msgspec._pipeline.patch import (
     PatchConflict,
     PatchRefused,
@@ -40,86 +41,23 @@ DeltaSink = Callable[[str], None]
 """Where the text deltas of one message or the argument deltas of one tool call go."""
 
 
-class _Metadata(dict[str, Any]):
-    """Metadata the reducer merged, so its own to update in place: a merge costs the
-    incoming keys, not the whole map. What an event or the input brought is copied first."""
-
-    __slots__ = ()
-
-
 def _merge_metadata(target: Any, event: Any) -> None:
     """Per key, last write wins, not recursive (spec: basic/metadata)."""
     incoming = event.metadata
     if incoming is UNSET:
         return
     current = target.metadata
-    if type(current) is _Metadata:
+    if type(current) is MergedMetadata:
         current.update(incoming)
     else:
         target.metadata = (
-            _Metadata(incoming) if current is UNSET else _Metadata(current, **incoming)
+            MergedMetadata(incoming) if current is UNSET else MergedMetadata(current, **incoming)
         )
 
 
 def _own_copy(message: Any) -> Any:
     """A deep copy, so streaming into a message never changes a delivered event or the input."""
     return msgspec.json.decode(msgspec.json.encode(message), type=type(message))
-
-
-COMPACT_PARTS = 128
-"""Deltas an open text holds as they came before they are joined into one string: a string
-object per 2-character delta costs about 30 times its text; one per 128 about 1.3 times."""
-
-
-class _Parts(list[str]):
-    """A text as the parts streamed into it, joined when read. The parts from ``tail`` on
-    came since the item was last (re)opened: closing it joins those, not the whole text.
-    The parts from ``joined`` on are deltas as they came, which :meth:`compact` joins."""
-
-    __slots__ = ("joined", "tail")
-
-    def __init__(self, parts: list[str]) -> None:
-        self.extend(parts)  # not super().__init__: a call less on every item opened
-        self.tail = self.joined = len(parts)
-
-    def compact(self) -> None:
-        """Join the newest deltas into one part, so an open text held unread costs about its
-        length; each delta is copied once this way, and once more when the text is read."""
-        if len(self) - self.joined >= COMPACT_PARTS:
-            self[self.joined :] = ["".join(self[self.joined :])]
-            self.joined = len(self)
-
-    def reopen(self) -> None:
-        self.tail = self.joined = len(self)
-
-    def text(self) -> str:
-        if len(self) > 1:
-            self[:] = ["".join(self)]
-            self.tail, self.joined = 0, 1
-        return self[0] if self else ""
-
-    def close(self) -> bool:
-        """Join what came since the item opened; True if the whole text is now one part
-        (it is, when what came is at least as long as what was there)."""
-        if len(self) - self.tail > 1:
-            self[self.tail :] = ["".join(self[self.tail :])]
-        if len(self) == 2 and len(self[0]) <= len(self[1]):
-            self[:] = ["".join(self)]
-        self.reopen()
-        return len(self) == 1
-
-
-class _MessageList(list[Any]):
-    """``Consumer.messages``: the reducer's own list, live and read-only to the application,
-    so a read costs O(1) however long the conversation (``list(...)`` keeps a moment)."""
-
-    __slots__ = ()
-
-    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("Consumer.messages is read-only: copy it with list() to change it")
-
-    append = extend = insert = remove = pop = clear = sort = reverse = _read_only
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
 
 
 def _store_content(message: Any, text: str) -> None:
@@ -173,7 +111,7 @@ class Reducer:
         self._messages: dict[int, Any] = {}
         # What ``messages`` returns: appended to as messages are added; rebuilt at the next
         # read (one C-level copy) after a replacement or a removal.
-        self._view = _MessageList()
+        self._view = MessageList()
         self._view_stale = False
         self._serial = 0
         # id → the serial of the latest message under it (the message is ``_messages[serial]``:
@@ -187,16 +125,16 @@ class Reducer:
         self._tool_calls: dict[str, Any] = {}
         # id → the deltas streamed so far into a message's content or a tool call's
         # arguments: joined when read, not once per delta
-        self._text: dict[str, _Parts] = {}
-        self._thoughts: dict[str, _Parts] = {}  # reasoning messages: their own lifecycle
-        self._args: dict[str, _Parts] = {}
+        self._text: dict[str, TextParts] = {}
+        self._thoughts: dict[str, TextParts] = {}  # reasoning messages: their own lifecycle
+        self._args: dict[str, TextParts] = {}
         # Closed items whose text is still in parts (reopened ones): joined when read, so
         # reopening a long message and closing it again costs what was added, not its length.
-        self._settled_content: dict[str, tuple[Any, _Parts]] = {}
-        self._settled_args: dict[str, tuple[Any, _Parts]] = {}
+        self._settled_content: dict[str, tuple[Any, TextParts]] = {}
+        self._settled_args: dict[str, tuple[Any, TextParts]] = {}
         # The parts whose append the last delta was given back as: the consumer streams
         # repeats of that delta straight into it, and asks for it compacted now and then.
-        self._growing = _Parts([])
+        self._growing = TextParts([])
         if seed is not None:
             self._seed(seed)
         self._by_class: dict[type, Any] = {}
@@ -361,12 +299,12 @@ class Reducer:
 
     @staticmethod
     def _reopened(
-        settled: dict[str, tuple[Any, _Parts]],
+        settled: dict[str, tuple[Any, TextParts]],
         item_id: str,
         target: Any,
         current: Callable[[Any], str],
         store: Callable[[Any, str], None],
-    ) -> _Parts:
+    ) -> TextParts:
         """The parts an item (re)opens with: those it closed with, if still unjoined."""
         held = settled.pop(item_id, None)
         if held is not None and held[0] is target:
@@ -375,7 +313,9 @@ class Reducer:
         if held is not None:  # the item was replaced since: its text is joined into it
             store(held[0], held[1].text())
         text = current(target)
-        return _Parts([text] if text else [])  # no empty part: a new item's one delta is its text
+        return TextParts(
+            [text] if text else []
+        )  # no empty part: a new item's one delta is its text
 
     def _text_start(self, event: Any, index: int) -> None:
         existing = self._message(event.message_id)
@@ -414,7 +354,7 @@ class Reducer:
     def _thought_end(self, event: Any, index: int) -> None:
         self._end_text(self._thoughts, event)
 
-    def _append_text(self, streams: dict[str, _Parts], event: Any) -> DeltaSink | None:
+    def _append_text(self, streams: dict[str, TextParts], event: Any) -> DeltaSink | None:
         parts = streams.get(event.message_id)
         if parts is None:  # the message cannot take text, or a snapshot removed it
             return None
@@ -426,7 +366,7 @@ class Reducer:
         self._growing = parts
         return parts.append
 
-    def _end_text(self, streams: dict[str, _Parts], event: Any) -> None:
+    def _end_text(self, streams: dict[str, TextParts], event: Any) -> None:
         parts = streams.pop(event.message_id, None)
         if parts is not None:
             message = self._message(event.message_id)
@@ -574,7 +514,7 @@ class Reducer:
 
     def _restart(
         self,
-        streams: dict[str, _Parts],
+        streams: dict[str, TextParts],
         item_ids: list[str],
         target_of: Callable[[str], Any],
         current: Callable[[Any], str],
@@ -590,7 +530,7 @@ class Reducer:
                     "was streaming; what still streams into it is ignored"
                 )
             else:
-                streams[item_id] = _Parts([current(target)])
+                streams[item_id] = TextParts([current(target)])
 
     # --- state ---------------------------------------------------------------------------
 
