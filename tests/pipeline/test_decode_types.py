@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from agui_msgspec import Consumer, parse_run_input, v1_0, v1_1
+from agui_msgspec import Consumer, VerifyingConsumer, parse_run_input, v1_0, v1_1
 from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 
 START = msgspec.json.encode({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
@@ -33,6 +33,15 @@ def test_version_1_0_returns_v1_0_events() -> None:
     delivered: list[v1_0.Event] = Consumer("1.0").feed(START)
     assert type(events[0]) is v1_0.RunStartedEvent
     assert delivered == events
+
+
+def test_a_verifying_consumer_returns_the_versions_events() -> None:
+    delivered: list[v1_1.Event] = VerifyingConsumer().feed(START)
+    older: list[v1_0.Event] = VerifyingConsumer("1.0").feed(START)
+    assert type(delivered[0]) is v1_1.RunStartedEvent
+    assert type(older[0]) is v1_0.RunStartedEvent
+    wrong: list[v1_0.Event] = VerifyingConsumer().feed(START)  # type: ignore[assignment]
+    assert isinstance(wrong[0], msgspec.Struct)
 
 
 def test_inputs_and_messages_are_typed() -> None:

@@ -655,6 +655,58 @@ class VerifyingConsumer(Consumer[EventT]):
 
     _keeps_conversation = False
 
+    if TYPE_CHECKING:  # the version's own event union, as Consumer's overloads give it
+
+        @overload
+        def __init__(
+            self: VerifyingConsumer[v1_1.Event],
+            version: Literal["1.1"] = "1.1",
+            on_warning: Callable[[str], None] | None = None,
+            input: Any = None,
+            middleware: Sequence[Middleware] = (),
+            max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+            max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+            max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+            max_warnings: int = DEFAULT_MAX_WARNINGS,
+            peer_version: str | None = None,
+            *,
+            max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+            max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: VerifyingConsumer[v1_0.Event],
+            version: Literal["1.0"],
+            on_warning: Callable[[str], None] | None = None,
+            input: Any = None,
+            middleware: Sequence[Middleware] = (),
+            max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+            max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+            max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+            max_warnings: int = DEFAULT_MAX_WARNINGS,
+            peer_version: str | None = None,
+            *,
+            max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+            max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: VerifyingConsumer[Any],
+            version: VersionLike,
+            on_warning: Callable[[str], None] | None = None,
+            input: Any = None,
+            middleware: Sequence[Middleware] = (),
+            max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+            max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+            max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+            max_warnings: int = DEFAULT_MAX_WARNINGS,
+            peer_version: str | None = None,
+            *,
+            max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+            max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+        ) -> None: ...
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...  # Consumer's, at run time
+
 
 @dataclass
 class Result:
