@@ -15,7 +15,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import msgspec
 from msgspec import UNSET
@@ -65,20 +65,14 @@ if TYPE_CHECKING:
 __all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
 
 
-class _Repeat(NamedTuple):
-    """The last event the verifier and the reducer took, when it was a delta that only
-    continued an open item and grew its buffer: the event class, the attribute naming the
-    item, the item, its ``subagent_run_id``, and the buffer's ``append``. Typed Any, as the
-    hot loop reads them without narrowing: ``event_type`` None (no repeat) matches no event."""
+_Repeat = tuple[Any, str, Any, Any, Any]
+"""The last event the verifier and the reducer took, when it was a delta that only
+continued an open item and grew its buffer: the event class, the attribute naming the item,
+the item, its ``subagent_run_id``, and the buffer's ``append``. A plain tuple, made once per
+loop (a named one costs six times as much to make); typed Any, as the hot loop reads it
+without narrowing: the event class None (no repeat) matches no event."""
 
-    event_type: Any
-    item_attr: str
-    item_id: Any
-    owner: Any
-    sink: Any
-
-
-_NO_REPEAT = _Repeat(None, "", None, None, None)
+_NO_REPEAT: _Repeat = (None, "", None, None, None)
 
 BodyFormat = Literal["sse", "jsonl", "protobuf"]
 ReaderFactory = Callable[[int, Bindings, Callable[[int, str], None]], PayloadReader]
@@ -265,6 +259,14 @@ class Consumer(Generic[EventT]):
         self._reducer: Reducer | _VerdictReducer = (
             reducer if self._keeps_conversation else _VerdictReducer(reducer)
         )
+        # What the loop calls and reads, bound once: feed() pays the loop's setup per payload.
+        self._stages = (
+            self._expander.expand,
+            self._lifecycle.receive,
+            self._reducer.apply,
+            self._expander.streams,
+            self._expander.chunk_types,
+        )
         self._index = 0
         self._max_event_size = max_event_size
         self._reader: PayloadReader | None = None  # the body's, once its format is told
@@ -410,14 +412,14 @@ class Consumer(Generic[EventT]):
         except ProtocolViolation as violation:
             self._violation = violation
             raise
-        repeat = self._repeat
+        repeat_type, item_attr, item_id, owner, sink = self._repeat
         if (  # the loop's repeat, for one payload: most of a stream, without the loop's setup
-            type(event) is repeat.event_type
-            and getattr(event, repeat.item_attr) == repeat.item_id
-            and event.subagent_run_id == repeat.owner
+            type(event) is repeat_type
+            and getattr(event, item_attr) == item_id
+            and event.subagent_run_id == owner
             and event.metadata is UNSET
         ):
-            repeat.sink(event.delta)
+            sink(event.delta)
             if index - self._compacted_at >= _BATCH_SIZE:
                 self._reducer.compact()
                 self._compacted_at = index
@@ -484,9 +486,7 @@ class Consumer(Generic[EventT]):
         (not yet counted)."""
         if self._violation is not None:
             raise self._violation
-        expand = self._expander.expand
-        receive, apply = self._lifecycle.receive, self._reducer.apply
-        streams, chunk_types = self._expander.streams, self._expander.chunk_types
+        expand, receive, apply, streams, chunk_types = self._stages
         # Most of a stream is deltas repeating the item of the delta before: those skip the
         # verifier and the reducer, which said (_Repeat) what such an event would do there.
         repeat_type, item_attr, item_id, owner, sink = self._repeat
@@ -543,7 +543,7 @@ class Consumer(Generic[EventT]):
             if repeats is not None:  # a batch one version ahead stopped by a violation
                 self._say_repeats(repeats, index)
             self._index = max(self._index, index + 1)
-            self._repeat = _Repeat(repeat_type, item_attr, item_id, owner, sink)
+            self._repeat = (repeat_type, item_attr, item_id, owner, sink)
 
     def _say_repeats(self, repeats: Repeats, index: int) -> None:
         """The warnings a batch one version ahead left to say, for its events up to ``index``
