@@ -680,6 +680,29 @@ def test_a_media_type_without_a_reader_or_named_too_late_is_a_usage_error() -> N
         Consumer(max_event_size=0)
 
 
+@pytest.mark.parametrize(
+    "option",
+    ["max_open_items", "max_closed_items", "max_state_size", "max_state_depth", "max_warnings"],
+)
+@pytest.mark.parametrize("wrong", [-1, "10", 1.5, True, None])
+def test_a_bound_that_is_not_an_int_of_at_least_0_is_a_usage_error(
+    option: str, wrong: object
+) -> None:
+    """Refused when made: else it would fail mid-stream, as a TypeError or a bogus rule."""
+    with pytest.raises(UsageError, match=option):
+        Consumer(**{option: wrong})  # type: ignore[call-overload]
+    with pytest.raises(UsageError, match=option):
+        agui.consume([], **{option: wrong})  # type: ignore[arg-type]
+    Consumer(**{option: 0})  # type: ignore[call-overload]  # nothing of it allowed: a bound still
+
+
+def test_max_warnings_is_checked_wherever_it_is_taken() -> None:
+    with pytest.raises(UsageError, match="max_warnings"):
+        agui.Decoder(max_warnings=-1)
+    with pytest.raises(UsageError, match="max_warnings"):
+        agui.parse_run_input(b"{}", max_warnings="many")  # type: ignore[call-overload]
+
+
 def test_a_protobuf_body_is_told_by_its_first_nul_byte_and_malformed_frames_rejected() -> None:
     consumer = Consumer()
     assert len(consumer.receive(PROTOBUF)) == len(EVENTS)

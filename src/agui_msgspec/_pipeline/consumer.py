@@ -232,8 +232,15 @@ class Consumer(Generic[EventT]):
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     ) -> None:
-        if max_event_size < 1:
-            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
+        for name, bound, least in (
+            ("max_event_size", max_event_size, 1),
+            ("max_open_items", max_open_items, 0),
+            ("max_closed_items", max_closed_items, 0),
+            ("max_state_size", max_state_size, 0),
+            ("max_state_depth", max_state_depth, 0),
+        ):  # else a wrong one fails mid-stream as a TypeError (WarningLog checks max_warnings)
+            if type(bound) is not int or bound < least:
+                raise UsageError(f"{name} must be an int of at least {least}, not {bound!r}")
         self._decoder: Decoder[EventT] = Decoder(
             version,
             on_warning,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from agui_msgspec._errors import UsageError
+
 DEFAULT_MAX_WARNINGS = 1000
 """Distinct warnings kept per stream; past it, one summary line counts the rest."""
 MAX_WARNING_LENGTH = 1000
@@ -51,6 +53,8 @@ class WarningLog:
         max_warnings: int = DEFAULT_MAX_WARNINGS,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
+        if type(max_warnings) is not int or max_warnings < 0:  # not a TypeError mid-stream
+            raise UsageError(f"max_warnings must be an int of at least 0, not {max_warnings!r}")
         self.max_warnings = max_warnings
         self.on_warning = on_warning
         self.run = 0
