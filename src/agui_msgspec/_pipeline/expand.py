@@ -72,7 +72,7 @@ _STANDS_ASIDE = frozenset(
 _CLOSES_ALL = frozenset({"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_SNAPSHOT"})
 
 
-@dataclass
+@dataclass(slots=True)  # one per open chunk stream: no __dict__ each
 class _Stream:
     kind: _ChunkKind
     item_id: str
