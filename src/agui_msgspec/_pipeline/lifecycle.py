@@ -127,7 +127,8 @@ _ITEMS: dict[str, tuple[Kind, Act, str]] = {
 
 _OPEN_ORDER = (TEXT, TOOL, SPAN, THOUGHT, STEP, SUBAGENT)
 _NOT_OPEN: Any = object()
-_CONTINUE, _ACTIVE = Act.CONTINUE, StreamState.ACTIVE  # module globals: enum lookups cost per event
+# module globals: an enum member looked up on its class costs per event
+_OPEN, _CONTINUE, _CLOSE, _ACTIVE = Act.OPEN, Act.CONTINUE, Act.CLOSE, StreamState.ACTIVE
 
 DEFAULT_MAX_OPEN_ITEMS = 100_000
 """Items (messages, calls, steps, ...) one run may hold open at once: a resource bound,
@@ -396,7 +397,7 @@ class Lifecycle:
         owner = None if kind is SUBAGENT else _optional(event.subagent_run_id)
         key = (owner, item_id) if kind.owner_in_key else item_id
         open_items = self._open[kind]
-        if act is Act.OPEN:
+        if act is _OPEN:
             if key in open_items:
                 raise LifecycleViolation(
                     f"{kind.slug}-already-open",
@@ -428,7 +429,7 @@ class Lifecycle:
             )
         if kind.attributed and owner is not None:
             self._check_owner(kind, key, open_items[key], owner, event_type, index)
-        if act is Act.CLOSE:
+        if act is _CLOSE:
             if kind.attributed:  # remembered first: a refusal leaves the item open
                 self._remember(self._closed_owner[kind], key, open_items[key], index)
             del open_items[key]
