@@ -99,7 +99,8 @@ class Expander:
         # (lane, kind) → the open chunk stream; indexed by lane, by kind and by item too,
         # so an event costs the same however many subagents have streams open
         self._streams: dict[tuple[Lane, _ChunkKind], _Stream] = {}
-        self._lanes: dict[Lane, dict[_ChunkKind, None]] = {}
+        # a lane's one open kind: a chunk closes its lane's stream of any other kind first
+        self._lanes: dict[Lane, _ChunkKind] = {}
         self._kind_lanes: dict[_ChunkKind, dict[Lane, None]] = {
             kind: {} for kind in _KINDS.values()
         }
@@ -135,22 +136,20 @@ class Expander:
             return self._close(list(self._streams))
         lane = _value(event, "subagent_run_id")
         lane = None if lane is UNSET else lane
-        return self._close([(lane, kind) for kind in self._lanes.get(lane, ())])
+        kind = self._lanes.get(lane)
+        return [] if kind is None else self._close([(lane, kind)])
 
     def _open(self, key: tuple[Lane, _ChunkKind], stream: _Stream) -> None:
         lane, kind = key
         self._streams[key] = stream
-        self._lanes.setdefault(lane, {})[kind] = None
+        self._lanes[lane] = kind
         self._kind_lanes[kind][lane] = None
         self._owners.setdefault((kind, stream.item_id), {})[lane] = None
 
     def _pop(self, key: tuple[Lane, _ChunkKind]) -> _Stream:
         lane, kind = key
         stream = self._streams.pop(key)
-        kinds = self._lanes[lane]
-        del kinds[kind]
-        if not kinds:
-            del self._lanes[lane]
+        del self._lanes[lane]
         del self._kind_lanes[kind][lane]
         owners = self._owners[kind, stream.item_id]
         del owners[lane]
@@ -177,9 +176,9 @@ class Expander:
         lane_key = self._resolve_lane(kind, tagged, item_id, index)
         out: list[Struct] = []
         # Any chunk also ends the lane's streams of the other kinds: it is a message or tool-call event.
-        out += self._close(
-            [(lane_key[0], k) for k in self._lanes.get(lane_key[0], ()) if k is not kind]
-        )
+        other = self._lanes.get(lane_key[0], kind)
+        if other is not kind:
+            out += self._close([(lane_key[0], other)])
         stream = self._streams.get(lane_key)
         if stream is not None and (item_id is UNSET or item_id == stream.item_id):
             self._check_repeats(event, stream, index)
