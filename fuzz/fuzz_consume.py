@@ -70,6 +70,7 @@ from agui_msgspec import (
     ProtocolViolation,
     TransportError,
     UsageError,
+    VerifyingConsumer,
     consume,
     consume_body,
     parse_run_input,
@@ -329,6 +330,7 @@ def pipeline(
     *,
     max_event_size: int | None = None,
     max_open_items: int | None = None,
+    max_closed_items: int | None = None,
     protobuf: bool = False,
 ) -> Verdict:
     """Reader + Consumer over ``chunks`` (which join to ``body``), payload by payload: the
@@ -337,7 +339,8 @@ def pipeline(
     Raises whatever the pipeline raises that is not a ProtocolViolation or a TransportError
     (a frame too large): that is a crash.
     """
-    consumer = Consumer() if max_open_items is None else Consumer(max_open_items=max_open_items)
+    bounds = {"max_open_items": max_open_items, "max_closed_items": max_closed_items}
+    consumer = Consumer(**{name: bound for name, bound in bounds.items() if bound is not None})
     # A dropped protobuf frame's warning, said once the payloads before it are taken, as
     # Consumer.receive says it (never, if one of them is rejected).
     pending: deque[tuple[int, str]] = deque()
@@ -379,6 +382,22 @@ def pipeline(
     )
 
 
+def verifier_verdict(body: bytes) -> tuple[object, bytes]:
+    """A VerifyingConsumer's verdict and events on the body: a Consumer's, without its
+    conversation (its warnings about messages are not said, its runs are the latest)."""
+    verifier: VerifyingConsumer[v1_1.Event] = VerifyingConsumer()
+    events: list[object] = []
+    violation: ProtocolViolation | TransportError | None = None
+    try:
+        events += verifier.receive(body)
+        events += verifier.close()
+    except (ProtocolViolation, TransportError) as exc:
+        violation = exc
+        events += exc.delivered
+    verdict = None if violation is None else (violation.rule, violation.index, violation.path)
+    return verdict, msgspec.json.encode(events)
+
+
 def split(body: bytes, rng: random.Random) -> list[bytes]:
     if len(body) < 2:
         return [body]
@@ -396,6 +415,7 @@ def check_one(body: bytes) -> None:
     limits = {
         "max_event_size": max(1, len(body) // rng.randint(1, 8)),
         "max_open_items": rng.randint(1, 4),
+        "max_closed_items": rng.randint(0, 4),
     }
     tight_whole = pipeline(body, [body], **limits)
     tight_chunked = pipeline(body, split(body, rng), **limits)
@@ -415,6 +435,9 @@ def check_one(body: bytes) -> None:
     )
     if batched != whole:
         raise InvariantBroken(f"consume_body says {batched!r}, reader + Consumer say {whole!r}")
+    verified = verifier_verdict(body)
+    if verified != (whole[0], whole[-1]):
+        raise InvariantBroken(f"a VerifyingConsumer says {verified!r}, a Consumer {whole!r}")
     lines = body.split(b"\n")
     _summarise(consume(lines))
     _summarise(consume(lines, version="1.0"))
@@ -435,6 +458,7 @@ def check_protobuf(body: bytes) -> None:
     limits = {
         "max_event_size": max(1, len(body) * rng.randint(1, 16) // 8),
         "max_open_items": rng.randint(1, 4),
+        "max_closed_items": rng.randint(0, 4),
     }
     tight_whole = pipeline(body, [body], protobuf=True, **limits)
     tight_chunked = pipeline(body, split(body, rng), protobuf=True, **limits)
