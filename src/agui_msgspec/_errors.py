@@ -160,6 +160,18 @@ class UsageError(AguiError, ValueError):
     """
 
 
+def checked_bound(name: str, value: object, least: int = 0) -> int:
+    """``value`` of the bound option ``name``, if it is an int of at least ``least`` (a bool
+    is not); else the ``UsageError`` saying so, before a stream can fail on it mid-way.
+    ``value`` is typed ``object``: a compiled caller would otherwise refuse it first, as a
+    ``TypeError``."""
+    if type(value) is not int:  # named by its type, as wrong_type does: a repr may be huge
+        raise UsageError(f"{name} must be an int of at least {least}, not {type(value).__name__}")
+    if value < least:
+        raise UsageError(f"{name} must be an int of at least {least}, not {value}")
+    return value
+
+
 def wrong_type(what: str, value: object, expected: str) -> UsageError:
     """``what`` was given ``value``, which is not ``expected``: named by its type, never by its
     repr (a hostile value's repr may be huge, recurse, or raise)."""

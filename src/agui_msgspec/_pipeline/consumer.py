@@ -27,6 +27,7 @@ from agui_msgspec._errors import (
     StreamError,
     TransportError,
     UsageError,
+    checked_bound,
     too_deep,
     wrong_type,
 )
@@ -232,15 +233,15 @@ class Consumer(Generic[EventT]):
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
     ) -> None:
-        for name, bound, least in (
-            ("max_event_size", max_event_size, 1),
-            ("max_open_items", max_open_items, 0),
-            ("max_closed_items", max_closed_items, 0),
-            ("max_state_size", max_state_size, 0),
-            ("max_state_depth", max_state_depth, 0),
-        ):  # else a wrong one fails mid-stream as a TypeError (WarningLog checks max_warnings)
-            if type(bound) is not int or bound < least:
-                raise UsageError(f"{name} must be an int of at least {least}, not {bound!r}")
+        # checked when made, not mid-stream (WarningLog checks max_warnings)
+        checked_bound("max_event_size", max_event_size, 1)
+        for name, bound in (
+            ("max_open_items", max_open_items),
+            ("max_closed_items", max_closed_items),
+            ("max_state_size", max_state_size),
+            ("max_state_depth", max_state_depth),
+        ):
+            checked_bound(name, bound)
         self._decoder: Decoder[EventT] = Decoder(
             version,
             on_warning,

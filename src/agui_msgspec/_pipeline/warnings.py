@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agui_msgspec._errors import UsageError
+from agui_msgspec._errors import checked_bound
 
 DEFAULT_MAX_WARNINGS = 1000
 """Distinct warnings kept per stream; past it, one summary line counts the rest."""
@@ -50,12 +50,10 @@ class WarningLog:
 
     def __init__(
         self,
-        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        max_warnings: object = DEFAULT_MAX_WARNINGS,  # object: checked_bound says what is wrong
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        if type(max_warnings) is not int or max_warnings < 0:  # not a TypeError mid-stream
-            raise UsageError(f"max_warnings must be an int of at least 0, not {max_warnings!r}")
-        self.max_warnings = max_warnings
+        self.max_warnings = checked_bound("max_warnings", max_warnings)
         self.on_warning = on_warning
         self.run = 0
         """The number of the run warnings are said in: 0 before the first."""
