@@ -39,6 +39,11 @@ def decode_document(payload: Payload, index: int) -> Any:
     return decode_text(payload, index)
 
 
+def plain_text(text: bytes | bytearray | memoryview | str) -> bytes | bytearray | memoryview | str:
+    """``text`` as msgspec reads it: it takes a ``str`` subclass for no text at all."""
+    return str.__str__(text) if isinstance(text, str) and type(text) is not str else text
+
+
 def decode_text(payload: bytes | bytearray | memoryview | str, index: int) -> Any:
     try:
         if isinstance(payload, str):

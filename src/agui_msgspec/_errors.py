@@ -178,6 +178,13 @@ def wrong_type(what: str, value: object, expected: str) -> UsageError:
     return UsageError(f"{what} takes {expected}, not {type(value).__name__}")
 
 
+def checked_callback(name: str, value: object) -> None:
+    """A ``UsageError`` unless ``value`` is None or callable: checked when it is given, as a
+    callback is first called mid-stream, where a wrong one would fail as a ``TypeError``."""
+    if value is not None and not callable(value):
+        raise wrong_type(name, value, "a callable or None")
+
+
 class CodegenError(UsageError):
     """The schema cannot be turned into bindings.
 

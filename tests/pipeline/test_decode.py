@@ -26,6 +26,7 @@ from agui_msgspec import (
     LifecycleViolation,
     MalformedEvent,
     ProtocolViolation,
+    parse_run_input,
     v1_0,
     v1_1,
 )
@@ -154,6 +155,28 @@ def test_every_payload_form_decodes_alike() -> None:
     assert decode(CONTENT) == decode(encode(CONTENT).decode()) == expected
     assert decode(expected) is expected  # a Struct of the version is trusted as it is
     assert decode(v1_0.TextMessageContentEvent(message_id="m1", delta="hi")) == expected
+
+
+class _Text(str):
+    """JSON text as an application's own ``str`` subclass (msgspec refuses such a str)."""
+
+
+class _Bytes(bytes):
+    pass
+
+
+def test_text_of_a_str_or_bytes_subclass_decodes_as_its_text() -> None:
+    expected = decode(encode(CONTENT))
+    text, data = _Text(encode(CONTENT).decode()), _Bytes(encode(CONTENT))
+    assert decode(text) == decode(data) == expected
+    assert Decoder().decode_many([text, data, text]) == [expected] * 3
+    assert Decoder().decode_many(iter([text])) == [expected]
+    started = encode(RUN_START).decode()
+    assert Consumer().feed_many([_Text(started)]) == [decode(RUN_START)]
+    message = decode_message(_Text('{"role": "user", "id": "u", "content": "hi"}'))
+    assert message == v1_1.UserMessage(id="u", content="hi")
+    body = _Text('{"threadId": "t", "runId": "r", "messages": []}')
+    assert parse_run_input(body).thread_id == "t"
 
 
 def test_the_version_picks_the_bindings() -> None:

@@ -103,6 +103,41 @@ ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
     "HttpAgent.run_sync(input=x)": lambda x: agui.HttpAgent("http://127.0.0.1:9/").run_sync(x),
     "generate(schema=x)": lambda x: agui.generate(x, "out-not-written"),
     "main": main,
+    "decode": agui.decode,
+    "decode(version=x)": lambda x: agui.decode(STARTED, x),
+    "Decoder(version=x)": agui.Decoder,
+    "Decoder(peer_version=x)": lambda x: agui.Decoder(peer_version=x),
+    "Decoder(max_warnings=x)": lambda x: agui.Decoder(max_warnings=x),
+    "Decoder(middleware=x)": lambda x: agui.Decoder(middleware=x).decode(STARTED),
+    "Decoder.decode": lambda x: agui.Decoder().decode(x),
+    "Decoder.decode(index=x)": lambda x: agui.Decoder().decode(STARTED, x),
+    "Decoder.decode_many": lambda x: agui.Decoder().decode_many(x),
+    "Decoder.decode_many([x])": lambda x: agui.Decoder().decode_many([x, x]),
+    "decode_message": agui.decode_message,
+    "decode_message(version=x)": lambda x: agui.decode_message(MESSAGE, x),
+    "Consumer.feed_many": lambda x: agui.Consumer().feed_many(x),
+    "Consumer.feed_many([x])": lambda x: agui.Consumer().feed_many([STARTED, x]),
+    "VerifyingConsumer.feed": lambda x: agui.VerifyingConsumer().feed(x),
+    "SSEReader(max_event_size=x)": lambda x: agui.SSEReader(max_event_size=x),
+    "JSONLinesReader(max_event_size=x)": lambda x: agui.JSONLinesReader(max_event_size=x),
+    "ProtobufReader(max_event_size=x)": lambda x: agui.ProtobufReader(max_event_size=x),
+    "HttpAgent(headers=x)": lambda x: agui.HttpAgent("http://127.0.0.1:9/", headers=x),
+    "HttpAgent(max_event_size=x)": lambda x: agui.HttpAgent(
+        "http://127.0.0.1:9/", max_event_size=x
+    ),
+}
+MESSAGE = {"role": "user", "id": "u", "content": "hi"}
+WARNED = {**STARTED, "vendorProperty": 1}  # a payload whose decode says a warning
+CALLBACKS: dict[str, Callable[[Any], object]] = {
+    "decode(on_warning=x)": lambda x: agui.decode(WARNED, on_warning=x),
+    "Decoder(on_warning=x)": lambda x: agui.Decoder(on_warning=x),
+    "Consumer(on_warning=x)": lambda x: agui.Consumer(on_warning=x),
+    "consume(on_warning=x)": lambda x: agui.consume([], on_warning=x),
+    "decode_message(on_warning=x)": lambda x: agui.decode_message(MESSAGE, on_warning=x),
+    "parse_run_input(on_warning=x)": lambda x: agui.parse_run_input(INPUT, on_warning=x),
+    "build_run_input(on_warning=x)": lambda x: agui.build_run_input(INPUT, on_warning=x),
+    "ProtobufReader(on_warning=x)": lambda x: agui.ProtobufReader(on_warning=x),
+    "HttpAgent(on_warning=x)": lambda x: agui.HttpAgent("http://127.0.0.1:9/", on_warning=x),
 }
 
 
@@ -130,6 +165,19 @@ def test_only_library_errors_escape_an_entry_point(entry: str, tmp_path: Path) -
     assert escaped == {}
 
 
+@pytest.mark.parametrize("entry", sorted(CALLBACKS))
+def test_a_callback_that_cannot_be_called_is_refused_when_it_is_given(entry: str) -> None:
+    """Before any stream: else the first warning would fail mid-stream as a ``TypeError``.
+    (A callable callback's own exception is its own, and goes through.)"""
+    for value in HOSTILE.values():
+        if value is None or callable(value):
+            continue
+        with pytest.raises(agui.UsageError, match="on_warning= takes a callable or None"):
+            CALLBACKS[entry](value)
+    CALLBACKS[entry](None)
+    CALLBACKS[entry](print)
+
+
 def test_a_wrong_argument_type_is_a_usage_error_naming_the_type() -> None:
     with pytest.raises(agui.UsageError, match="takes bytes, not str"):
         agui.Consumer().receive("data: {}\n\n")  # type: ignore[arg-type]
@@ -137,6 +185,29 @@ def test_a_wrong_argument_type_is_a_usage_error_naming_the_type() -> None:
         agui.consume([], version=_nested(100_000))  # type: ignore[arg-type]
     with pytest.raises(agui.UsageError, match="not int"):
         agui.consume(1)  # type: ignore[arg-type]
+    with pytest.raises(agui.UsageError, match=r"decode_many\(\) takes an iterable of payloads"):
+        agui.Decoder().decode_many(None)  # type: ignore[arg-type]
+    with pytest.raises(agui.UsageError, match="middleware= takes callables, not str"):
+        agui.Decoder(middleware=["not a stage"])  # type: ignore[list-item]
+    with pytest.raises(agui.UsageError, match="index must be an int of at least 0, not -1"):
+        agui.Decoder().decode(STARTED, -1)
+    with pytest.raises(agui.UsageError, match="max_event_size must be an int of at least 1"):
+        agui.SSEReader(max_event_size=None)  # type: ignore[arg-type]
+    with pytest.raises(agui.UsageError, match="max_event_size must be an int of at least 1"):
+        agui.ProtobufReader(max_event_size=True)
+
+
+def test_headers_http_cannot_send_are_refused_without_showing_their_value() -> None:
+    """Else the first request fails as if the server could not be reached."""
+    for headers in ({"X": "a\r\nHost: elsewhere"}, {"Bad Name": "v"}, {"X": " padded"}):
+        with pytest.raises(agui.UsageError, match="which HTTP cannot send") as refused:
+            agui.HttpAgent("http://127.0.0.1:9/", headers=headers)
+        assert "elsewhere" not in str(refused.value)
+        assert "padded" not in str(refused.value)
+    with pytest.raises(agui.UsageError, match="are not HTTP headers"):
+        agui.HttpAgent("http://127.0.0.1:9/", headers={"X": "caf\u00e9"})
+    agent = agui.HttpAgent("http://127.0.0.1:9/", headers={"Authorization": "Bearer a\tb c"})
+    assert agent.headers["authorization"] == "Bearer a\tb c"
 
 
 def test_a_right_type_reads_on() -> None:

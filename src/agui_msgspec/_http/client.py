@@ -39,6 +39,7 @@ ssl and socket it brings) only when a run starts, so ``import agui_msgspec`` sta
 from __future__ import annotations
 
 import contextlib
+import re
 import zlib
 from collections.abc import (
     AsyncGenerator,
@@ -61,6 +62,8 @@ from agui_msgspec._errors import (
     StreamError,
     TransportError,
     UsageError,
+    checked_bound,
+    checked_callback,
     wrong_type,
 )
 from agui_msgspec._http.inflate import ACCEPT_ENCODING, Inflater, content_coding
@@ -92,6 +95,10 @@ _EXCERPT_BYTES = 2048
 # Both bindings, named: the protobuf one needs no extra dependency, and a server that does
 # not support it answers SSE (spec: basic/transports/http-protobuf, Negotiation).
 _ACCEPT = f"{SSE_MEDIA_TYPE}, {PROTOBUF_MEDIA_TYPE}"
+# RFC 9110 §5.1 and §5.5: a name is a token; a value has no control character but tab inside
+# and no white space at either end (h11, under httpx, refuses anything else when it sends).
+_HEADER_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(rb"(?:[\x21-\x7e\x80-\xff]+(?:[ \t]+[\x21-\x7e\x80-\xff]+)*)?")
 T = TypeVar("T")
 
 
@@ -188,8 +195,8 @@ class HttpAgent:
             raise UsageError(f"not a URL: {url[:200]!r} ({exc})") from None
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise UsageError(f"not an http(s) URL: {url!r}")
-        if not isinstance(max_event_size, int) or max_event_size < 1:
-            raise UsageError(f"max_event_size must be an int of at least 1, not {max_event_size!r}")
+        checked_bound("max_event_size", max_event_size, 1)
+        checked_callback("on_warning=", on_warning)
         for name, seconds in (
             ("timeout", timeout),
             ("deadline", deadline),
@@ -207,7 +214,14 @@ class HttpAgent:
         # What messages and repr show: the URL without its user:password.
         self._shown_url = str(parsed.copy_with(username=None, password=None))
         self.version = version
-        self.headers = httpx.Headers(headers)
+        try:
+            self.headers = httpx.Headers(headers)
+        except (TypeError, ValueError, AttributeError) as exc:  # httpx's, for what it cannot send
+            raise UsageError(f"headers= are not HTTP headers: {str(exc)[:200]}") from None
+        for name, value in self.headers.raw:  # else refused at the first send, as if unreachable
+            if not _HEADER_NAME.fullmatch(name) or not _HEADER_VALUE.fullmatch(value):
+                shown = name[:100].decode("latin-1")  # never the value: it may be a credential
+                raise UsageError(f"headers= holds {shown!r}, which HTTP cannot send as it is")
         self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"
         self.headers["Accept-Encoding"] = ACCEPT_ENCODING

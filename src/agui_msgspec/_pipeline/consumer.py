@@ -446,6 +446,8 @@ class Consumer(Generic[EventT]):
         the events to deliver. The same as ``feed`` on each, at a lower cost per event."""
         if self._violation is not None:
             raise self._violation
+        if not isinstance(payloads, Iterable):
+            raise wrong_type("feed_many()", payloads, "an iterable of payloads")
         delivered: list[Any] = []
         try:
             self._feed_many(payloads, delivered)

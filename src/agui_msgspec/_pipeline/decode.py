@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 import msgspec
 
 from agui_msgspec._documents import Payload, decode_document, encode_document
-from agui_msgspec._errors import MalformedEvent, too_deep
+from agui_msgspec._errors import (
+    MalformedEvent,
+    UsageError,
+    checked_bound,
+    checked_callback,
+    too_deep,
+    wrong_type,
+)
 from agui_msgspec._json import json_kind, pointer_from_msgspec
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility, translate_message
 from agui_msgspec._pipeline.enforce import Enforcer
@@ -111,7 +118,7 @@ class Decoder(Generic[EventT]):
         self.warnings: list[str] = self.warning_log.kept
         warn = self.warning_log.warn
         self._compat = Compatibility(warn, peer_version)
-        self._middleware = tuple(middleware)
+        self._middleware = _checked_middleware(middleware)
         # With middleware or an era shim, every event is a document the boundary sees first;
         # else the boundary runs on the slow path only.
         self._documents = bool(self._middleware) or self._compat.every_event
@@ -138,6 +145,8 @@ class Decoder(Generic[EventT]):
         """
         if index is None:
             index = self._index
+        elif type(index) is not int or index < 0:
+            checked_bound("index", index)
         self._index = index + 1  # counted before decoding: a callback may raise from in there
         try:
             if self._documents:
@@ -156,6 +165,8 @@ class Decoder(Generic[EventT]):
         of conformant JSON text costs one strict decode per payload, in one call."""
         decode = self.decode
         if not isinstance(payloads, (list, tuple)):
+            if not isinstance(payloads, Iterable):
+                raise wrong_type("decode_many()", payloads, "an iterable of payloads")
             return [event for event in map(decode, payloads) if event is not None]
         taken: list[EventT] = []
         for batch, events, repeats in self._batches(payloads, max(len(payloads), 1)):
@@ -301,6 +312,7 @@ def decode_message(
     retired binary part upgraded, None (with a warning) for a role the version does not
     know; a malformed known value raises ``MalformedEvent(rule="malformed-message")``."""
     bindings = bindings_for(version)
+    checked_callback("on_warning=", on_warning)
     warn = on_warning or _ignore
     try:
         document = decode_document(message, 0)
@@ -331,6 +343,17 @@ def decode_message(
     except msgspec.ValidationError as exc:
         path = enforcer.as_received(pointer_from_msgspec(str(exc)), cleaned)
         raise _malformed_message(str(exc).partition(" - at `")[0], path) from None
+
+
+def _checked_middleware(middleware: object) -> tuple[Middleware, ...]:
+    """The stages of ``middleware``, if it is an iterable of callables; else a ``UsageError``."""
+    if isinstance(middleware, (str, bytes)) or not isinstance(middleware, Iterable):
+        raise wrong_type("middleware=", middleware, "a sequence of callables")
+    stages = tuple(middleware)
+    for stage in stages:
+        if not callable(stage):
+            raise UsageError(f"middleware= takes callables, not {type(stage).__name__}")
+    return stages
 
 
 def _malformed_message(detail: str, path: str = "") -> MalformedEvent:

@@ -31,7 +31,7 @@ from typing import Annotated, Any, NamedTuple
 import msgspec
 import msgspec.inspect as mi
 
-from agui_msgspec._documents import Payload, decode_text, encode_document
+from agui_msgspec._documents import Payload, decode_text, encode_document, plain_text
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token, pointer_untoken
 from agui_msgspec._pipeline.compat import DROPPED, needs_translation
@@ -337,6 +337,8 @@ class Enforcer:
                 return payload  # type: ignore[return-value]
             text = _dict_text(payload) if type(payload) is dict else None
             payload = encode_document(payload, index) if text is None else text
+        elif type(payload) is not bytes:
+            payload = plain_text(payload)
         if self.extras:
             return self._slow_path(payload, index, strict_failed=False)
         event = self._strict(payload)

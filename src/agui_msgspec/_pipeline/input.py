@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import msgspec
 
-from agui_msgspec._documents import is_official, official_document
-from agui_msgspec._errors import MalformedEvent, MalformedInput, UsageError
+from agui_msgspec._documents import is_official, official_document, plain_text
+from agui_msgspec._errors import MalformedEvent, MalformedInput, UsageError, checked_callback
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
 from agui_msgspec._pipeline.compat import downgrade_for_peer, read_peer_version, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer
@@ -95,6 +95,7 @@ def build_run_input(
     this input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
     ``expiresAt`` is judged (default: the clock).
     """
+    checked_callback("on_warning=", on_warning)
     report = on_warning or (lambda _message: None)
     if peer_version is not None:
         read_peer_version(peer_version)  # a UsageError for one that is no version
@@ -178,6 +179,7 @@ def parse_run_input(
     a malformed one's included.
     """
     log = WarningLog(max_warnings)
+    checked_callback("on_warning=", on_warning)
     try:
         return _parsed(body, bindings_for(version), log)
     finally:
@@ -189,7 +191,7 @@ def parse_run_input(
 def _parsed(body: Any, bindings: Bindings, log: WarningLog) -> Any:
     if isinstance(body, (bytes, bytearray, memoryview, str)):
         try:
-            body = msgspec.json.decode(body)
+            body = msgspec.json.decode(plain_text(body))
         except (msgspec.DecodeError, UnicodeError) as exc:
             raise _malformed(f"not JSON: {exc}") from None
         except RecursionError:

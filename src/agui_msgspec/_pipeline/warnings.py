@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agui_msgspec._errors import checked_bound
+from agui_msgspec._errors import checked_bound, checked_callback
 
 DEFAULT_MAX_WARNINGS = 1000
 """Distinct warnings kept per stream; past it, one summary line counts the rest."""
@@ -54,6 +54,7 @@ class WarningLog:
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.max_warnings = checked_bound("max_warnings", max_warnings)
+        checked_callback("on_warning=", on_warning)
         self.on_warning = on_warning
         self.run = 0
         """The number of the run warnings are said in: 0 before the first."""

@@ -21,8 +21,8 @@ from agui_msgspec._errors import (
     StreamError,
     TransportError,
     UsageError,
+    checked_bound,
     too_deep,
-    wrong_type,
 )
 from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.enforce import Enforcer
@@ -62,8 +62,7 @@ class StrictWriter:
         if not isinstance(framing, str) or framing not in ("sse", "protobuf"):
             shown = repr(framing[:40]) if isinstance(framing, str) else type(framing).__name__
             raise UsageError(f"framing is 'sse' or 'protobuf', not {shown}")
-        if not isinstance(max_event_size, int):
-            raise wrong_type("max_event_size=", max_event_size, "an int")
+        checked_bound("max_event_size", max_event_size, 1)
         bindings = bindings_for(version)
         self.framing = framing
         self._max_event_size = max_event_size

@@ -48,7 +48,13 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from agui_msgspec._errors import MalformedEvent, TransportError, UsageError, wrong_type
+from agui_msgspec._errors import (
+    MalformedEvent,
+    TransportError,
+    UsageError,
+    checked_bound,
+    wrong_type,
+)
 from agui_msgspec._json import encode_json
 
 DEFAULT_MAX_EVENT_SIZE = 10 * 1024 * 1024
@@ -106,9 +112,7 @@ class _LineReader(ABC):
     """Sans-IO machinery both line-based readers share; subclasses frame the lines."""
 
     def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
-        if max_event_size < 1:
-            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
-        self.max_event_size = max_event_size
+        self.max_event_size = checked_bound("max_event_size", max_event_size, 1)
         self.discarded_partial = False
         # The bytes after the last line end; a bytearray so a long line grows in amortised O(1).
         self._tail = bytearray()

@@ -9,7 +9,13 @@ from typing import Any
 
 import msgspec
 
-from agui_msgspec._errors import TransportError, UsageError, wrong_type
+from agui_msgspec._errors import (
+    TransportError,
+    UsageError,
+    checked_bound,
+    checked_callback,
+    wrong_type,
+)
 from agui_msgspec._versions import LATEST_VERSION, VersionLike
 from agui_msgspec._wire.protobuf.decode import Malformed, TooLarge
 from agui_msgspec._wire.protobuf.fast import FastDecoder
@@ -56,9 +62,9 @@ class ProtobufReader:
         *,
         on_warning_before: Callable[[int, str], None] | None = None,
     ) -> None:
-        if max_event_size < 1:
-            raise UsageError(f"max_event_size must be at least 1, not {max_event_size}")
-        self.max_event_size = max_event_size
+        self.max_event_size = checked_bound("max_event_size", max_event_size, 1)
+        checked_callback("on_warning=", on_warning)
+        checked_callback("on_warning_before=", on_warning_before)
         self.discarded_partial = False
         self.warnings: list[str] = []
         # By kind (the warning less its "event N"): where it is kept, its first text, its count.
