@@ -53,6 +53,7 @@ HOSTILE: dict[str, Any] = {
 }
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 INPUT = {"threadId": "t", "runId": "r", "messages": []}
+MESSAGE = {"role": "user", "id": "u", "content": "hi"}
 
 
 def _drain(frames: Any) -> list[bytes]:
@@ -122,11 +123,26 @@ ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
     "JSONLinesReader(max_event_size=x)": lambda x: agui.JSONLinesReader(max_event_size=x),
     "ProtobufReader(max_event_size=x)": lambda x: agui.ProtobufReader(max_event_size=x),
     "HttpAgent(headers=x)": lambda x: agui.HttpAgent("http://127.0.0.1:9/", headers=x),
+    "ProducerGuard(app=x)": agui.ProducerGuard,
+    "verify": agui.verify,
+    "verify([x])": lambda x: agui.verify([STARTED, x]),
+    "verify(input=x)": lambda x: agui.verify([], input=x),
+    "verify(levels=x)": lambda x: agui.verify([], levels=x),
+    "verify(media_type=x)": lambda x: agui.verify(b"", media_type=x),
+    "verify(max_event_size=x)": lambda x: agui.verify(b"", max_event_size=x),
+    "verify(max_violations=x)": lambda x: agui.verify([], max_violations=x),
+    "render_text": agui.render_text,
+    "render_json": agui.render_json,
+    "render_sarif": agui.render_sarif,
+    "render_junit": agui.render_junit,
+    "render_html": agui.render_html,
+    "render_sarif(artifact=x)": lambda x: agui.render_sarif(agui.verify([]), x),
+    "render_junit(name=x)": lambda x: agui.render_junit(agui.verify([]), x),
+    "render_html(title=x)": lambda x: agui.render_html(agui.verify([]), x),
     "HttpAgent(max_event_size=x)": lambda x: agui.HttpAgent(
         "http://127.0.0.1:9/", max_event_size=x
     ),
 }
-MESSAGE = {"role": "user", "id": "u", "content": "hi"}
 WARNED = {**STARTED, "vendorProperty": 1}  # a payload whose decode says a warning
 CALLBACKS: dict[str, Callable[[Any], object]] = {
     "decode(on_warning=x)": lambda x: agui.decode(WARNED, on_warning=x),
@@ -138,7 +154,12 @@ CALLBACKS: dict[str, Callable[[Any], object]] = {
     "build_run_input(on_warning=x)": lambda x: agui.build_run_input(INPUT, on_warning=x),
     "ProtobufReader(on_warning=x)": lambda x: agui.ProtobufReader(on_warning=x),
     "HttpAgent(on_warning=x)": lambda x: agui.HttpAgent("http://127.0.0.1:9/", on_warning=x),
+    "ProducerGuard(on_violation=x)": lambda x: agui.ProducerGuard(_app, on_violation=x),
 }
+
+
+async def _app(scope: Any, receive: Any, send: Any) -> None:
+    """An ASGI application that answers nothing (a guard is made, never called)."""
 
 
 def _escapes(call: Callable[[Any], object], value: Any) -> BaseException | None:
@@ -172,7 +193,7 @@ def test_a_callback_that_cannot_be_called_is_refused_when_it_is_given(entry: str
     for value in HOSTILE.values():
         if value is None or callable(value):
             continue
-        with pytest.raises(agui.UsageError, match="on_warning= takes a callable or None"):
+        with pytest.raises(agui.UsageError, match=r"on_\w+= takes a callable or None"):
             CALLBACKS[entry](value)
     CALLBACKS[entry](None)
     CALLBACKS[entry](print)
@@ -195,6 +216,12 @@ def test_a_wrong_argument_type_is_a_usage_error_naming_the_type() -> None:
         agui.SSEReader(max_event_size=None)  # type: ignore[arg-type]
     with pytest.raises(agui.UsageError, match="max_event_size must be an int of at least 1"):
         agui.ProtobufReader(max_event_size=True)
+    with pytest.raises(agui.UsageError, match="takes an ASGI application, not int"):
+        agui.ProducerGuard(5)  # type: ignore[arg-type]
+    with pytest.raises(agui.UsageError, match="takes a Report, not dict"):
+        agui.render_text({"verdict": "accepted"})  # type: ignore[arg-type]
+    with pytest.raises(agui.UsageError, match="title= is not text"):
+        agui.render_html(agui.verify([]), title="\udcff")
 
 
 def test_headers_http_cannot_send_are_refused_without_showing_their_value() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agui_msgspec import consume_body
+from agui_msgspec import consume_body, v1_1
 from agui_msgspec._errors import UsageError
 from agui_msgspec._rules import RULES
 from agui_msgspec._tools.verify import verify
@@ -276,6 +276,28 @@ def test_a_snapshot_renaming_a_message_of_the_input_hints() -> None:
     ]
     kept = {"type": "MESSAGES_SNAPSHOT", "messages": [user]}
     assert verify(sse(START, kept, FINISH), input=input).hints == []
+
+
+@pytest.mark.parametrize("form", ["dict", "struct", "official"])
+def test_the_input_is_read_in_every_form_the_consumer_takes(form: str) -> None:
+    """verify() read the input's messages for its hints with ``msgspec.to_builtins``, which
+    refuses an official ``RunAgentInput``: it raised TypeError instead of reporting."""
+    user = {"id": "u1", "role": "user", "content": "hi"}
+    document = {"threadId": "t", "runId": "r", "messages": [user], "tools": [],
+                "context": [], "state": {}, "forwardedProps": {}}  # fmt: skip
+    forms: dict[str, Any] = {
+        "dict": lambda: document,
+        "struct": lambda: v1_1.RunAgentInput(
+            thread_id="t", run_id="r", messages=[v1_1.UserMessage(id="u1", content="hi")]
+        ),
+        "official": lambda: pytest.importorskip("ag_ui.core").RunAgentInput.model_validate(
+            document
+        ),
+    }
+    renamed = {"type": "MESSAGES_SNAPSHOT", "messages": [{**user, "id": "lc-123"}]}
+    report = verify(sse(START, renamed, FINISH), input=forms[form]())
+    assert report.verdict == "accepted"
+    assert [hint.rule for hint in report.hints] == ["snapshot-renames-messages"]
 
 
 def test_levels_change_a_hint_and_off_silences_it() -> None:

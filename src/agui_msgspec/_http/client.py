@@ -218,9 +218,9 @@ class HttpAgent:
             self.headers = httpx.Headers(headers)
         except (TypeError, ValueError, AttributeError) as exc:  # httpx's, for what it cannot send
             raise UsageError(f"headers= are not HTTP headers: {str(exc)[:200]}") from None
-        for name, value in self.headers.raw:  # else refused at the first send, as if unreachable
-            if not _HEADER_NAME.fullmatch(name) or not _HEADER_VALUE.fullmatch(value):
-                shown = name[:100].decode("latin-1")  # never the value: it may be a credential
+        for header, value in self.headers.raw:  # else refused at the first send, as if unreachable
+            if not _HEADER_NAME.fullmatch(header) or not _HEADER_VALUE.fullmatch(value):
+                shown = header[:100].decode("latin-1")  # never the value: it may be a credential
                 raise UsageError(f"headers= holds {shown!r}, which HTTP cannot send as it is")
         self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
         self.headers["Content-Type"] = "application/json"

@@ -34,7 +34,13 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from agui_msgspec._errors import ProtocolViolation, StreamError, TransportError
+from agui_msgspec._errors import (
+    ProtocolViolation,
+    StreamError,
+    TransportError,
+    checked_callback,
+    wrong_type,
+)
 from agui_msgspec._pipeline.consumer import VerifyingConsumer
 from agui_msgspec._pipeline.lifecycle import StreamState
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
@@ -95,6 +101,9 @@ class ProducerGuard:
         # refused here, not by the first response: a bad option must not break every request
         bindings_for(version)
         SSEReader(max_event_size)
+        if not callable(app):
+            raise wrong_type("ProducerGuard()", app, "an ASGI application")
+        checked_callback("on_violation=", on_violation)
         self.app = app
         self.offer_protobuf = offer_protobuf
         self.on_violation = on_violation

@@ -12,7 +12,7 @@ import msgspec
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._rules import RULES
-from agui_msgspec._tools.verify import Finding, Report, ReportEvent
+from agui_msgspec._tools.verify import Finding, Report, ReportEvent, checked_report
 
 _VALUE_CHARS = 200  # a value in a timeline line is cut to this many characters
 _SAMPLES = 5  # indexes a grouped line shows
@@ -27,6 +27,7 @@ def render_json(report: Report) -> str:
     ``receivedIndex``, ``deliveredIndex``, ``relatedIndex``, ``specUrl``), every event read,
     the state history, and the consumer's result (``outcome``, ``violation``, ``runs``,
     ``messages``, ``state``, ``warnings``) at the top level."""
+    checked_report("render_json()", report)
     return msgspec.json.encode(report_document(report)).decode()
 
 
@@ -116,6 +117,7 @@ def verdict_line(report: Report) -> str:
 def render_text(report: Report, group: bool = False) -> str:
     """For people: every event with its findings under it, then the runs, the messages and
     the verdict; ``group``: one line per rule with a count and sample events instead."""
+    checked_report("render_text()", report)
     lines = grouped_lines(report) if group else timeline_lines(report)
     lines += summary_lines(report)
     return "\n".join(lines) + "\n"
@@ -196,6 +198,7 @@ def render_sarif(report: Report, artifact: str = "stream") -> str:
     """SARIF 2.1.0: one run of the ``agui-msgspec`` tool, a reporting descriptor per rule
     found (with its ``helpUri``), a result per finding located in ``artifact`` by the
     event's index (``logicalLocations``) and JSON Pointer."""
+    checked_report("render_sarif()", report, artifact=artifact)
     found = list(dict.fromkeys(finding.rule for finding in report.findings))
     rules = []
     for rule_id in found:
@@ -246,6 +249,7 @@ def render_junit(report: Report, name: str = "stream") -> str:
     """JUnit XML: one test suite for the stream, one test case per rule found (a violation's
     fails, a warning's or a hint's passes with its findings as output), and one for the
     verdict, so a CI's test view shows the stream's result and each rule's findings."""
+    checked_report("render_junit()", report, name=name)
     suite = ET.Element("testsuite", name=f"agui-msgspec {name}")
     verdict = ET.SubElement(suite, "testcase", classname=name, name="verdict")
     failures = 0

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from agui_msgspec._tools.render import result_document
-from agui_msgspec._tools.verify import Finding, Report
+from agui_msgspec._tools.verify import Finding, Report, checked_report
 
 _Change = dict[str, Any]
 
@@ -24,6 +24,7 @@ def render_html(report: Report, title: str = "AG-UI stream") -> str:
     """The report as a page: its verdict, findings (each linking to its event), the
     conversation, every event with its timing when known, and the state history with
     each step's changes."""
+    checked_report("render_html()", report, title=title)
     return render_html_steps([(title, report)], title=title)
 
 

@@ -15,13 +15,20 @@ dropped, with the event and the path); hints are read from the delivered events 
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
 
 from agui_msgspec._documents import Payload, decode_document
-from agui_msgspec._errors import ProtocolViolation, TransportError, UsageError
+from agui_msgspec._errors import (
+    MalformedEvent,
+    ProtocolViolation,
+    TransportError,
+    UsageError,
+    wrong_type,
+)
 from agui_msgspec._pipeline.consumer import (
     MEDIA_TYPES,
     READERS,
@@ -183,10 +190,14 @@ def verify(
     """
     table = _levels(levels or {})
     bindings = bindings_for(version)
+    if media_type is not None and not isinstance(media_type, str):
+        raise wrong_type("media_type=", media_type, "a media type (str) or None")
     verifier = _Verifier(bindings, input, peer_version, first, max_violations, table)
     if isinstance(source, (bytes, bytearray, memoryview)):
         verifier.read_body((bytes(source),), media_type, max_event_size)
     else:
+        if not isinstance(source, Iterable) or isinstance(source, str):
+            raise wrong_type("verify()", source, "a body (bytes) or an iterable of payloads")
         items = iter(source)
         head = next(items, None)
         if head is None:
@@ -200,12 +211,28 @@ def verify(
     return verifier.report()
 
 
+def checked_report(caller: str, report: object, **names: object) -> None:
+    """A ``UsageError`` unless ``report`` is a :class:`Report` and each of ``names`` text."""
+    if not isinstance(report, Report):
+        raise wrong_type(caller, report, "a Report")
+    for option, value in names.items():
+        if not isinstance(value, str):
+            raise wrong_type(f"{option}=", value, "a str")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeError:
+                raise UsageError(f"{option}= is not text: it holds a lone surrogate") from None
+
+
 def _chained(head: Any, rest: Iterator[Any]) -> Iterator[Any]:
     yield head
     yield from rest
 
 
 def _levels(levels: Mapping[str, Level]) -> dict[str, Level]:
+    if not isinstance(levels, Mapping):
+        raise wrong_type("levels=", levels, "a mapping of rule id to level")
     for rule_id, level in levels.items():
         rule = RULES.get(rule_id)
         if rule is None:
@@ -533,6 +560,10 @@ def _stream_order(finding: Finding) -> float:
     return float("inf") if finding.received_index is None else finding.received_index
 
 
+_SHOWN = reprlib.Repr()  # its defaults: 6 levels deep, a few items of each container
+_SHOWN.maxstring = _SHOWN.maxother = 200
+
+
 def _document(payload: Any, index: int) -> dict[str, Any]:
     """The payload as sent, as a JSON object if it is one."""
     try:
@@ -543,7 +574,13 @@ def _document(payload: Any, index: int) -> dict[str, Any]:
         return document
     if isinstance(payload, (bytes, bytearray, memoryview)):
         return {"payload": bytes(payload)[:1000].decode("utf-8", "replace")}
-    return {"payload": str(payload)[:1000]}
+    if isinstance(payload, str):
+        return {"payload": str.__str__(payload)[:1000]}
+    try:  # bounded in depth and length: a payload nested past the stack, or huge, is refused
+        shown = _SHOWN.repr(payload)
+    except Exception:  # an application object's own __repr__ runs here: anything
+        shown = f"<{type(payload).__name__}>"
+    return {"payload": shown}
 
 
 def _type_of(document: Mapping[str, Any]) -> str:
@@ -772,6 +809,9 @@ def _parses(text: str) -> bool:
 def _input_messages(input: Any) -> list[Any]:
     if input is None:
         return []
-    document = input if isinstance(input, Mapping) else msgspec.to_builtins(input)
+    try:  # JSON text, a dict, a Struct or an official model, as the consumer reads it
+        document = decode_document(input, 0)
+    except (MalformedEvent, RecursionError):
+        return []  # the consumer says what is wrong with it
     messages = document.get("messages") if isinstance(document, Mapping) else None
     return list(messages) if isinstance(messages, list) else []
