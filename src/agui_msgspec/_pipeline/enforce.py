@@ -31,7 +31,13 @@ from typing import Annotated, Any, NamedTuple
 import msgspec
 import msgspec.inspect as mi
 
-from agui_msgspec._documents import Payload, decode_text, encode_document, plain_text
+from agui_msgspec._documents import (
+    Payload,
+    decode_json,
+    decode_text,
+    encode_document,
+    plain_text,
+)
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token, pointer_untoken
 from agui_msgspec._pipeline.compat import DROPPED, needs_translation
@@ -445,7 +451,7 @@ class Enforcer:
         if not extras:  # the last payload was conformant, or had more than properties
             return None
         try:
-            documents: list[Any] = list(map(msgspec.json.decode, payloads))  # type: ignore[arg-type]
+            documents: list[Any] = list(map(decode_json, payloads))  # type: ignore[arg-type]
             for name in extras:  # dict.pop raises TypeError for a document that is not an object
                 absent = itertools.repeat(_ABSENT)
                 if _ABSENT in map(dict.pop, documents, itertools.repeat(name), absent):
@@ -536,7 +542,7 @@ class Enforcer:
         self.extras = ()
         self.slow_path_count += 1
         try:
-            document = msgspec.json.decode(payload)
+            document = decode_json(payload)
         except (msgspec.DecodeError, UnicodeError):
             document = decode_text(payload, index)  # raises, saying what is wrong
         if not isinstance(document, dict):  # the compatibility boundary leaves these alone
