@@ -43,7 +43,7 @@ def decode_document(payload: Payload, index: int) -> Any:
 
 
 def plain_text(text: bytes | bytearray | memoryview | str) -> bytes | bytearray | memoryview | str:
-    """``text`` as msgspec reads it: it takes a ``str`` subclass for no text at all."""
+    """``text`` as a type msgspec decodes: it refuses a ``str`` subclass (not a ``bytes`` one)."""
     return str.__str__(text) if isinstance(text, str) and type(text) is not str else text
 
 
