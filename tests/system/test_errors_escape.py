@@ -123,6 +123,9 @@ ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
     "JSONLinesReader(max_event_size=x)": lambda x: agui.JSONLinesReader(max_event_size=x),
     "ProtobufReader(max_event_size=x)": lambda x: agui.ProtobufReader(max_event_size=x),
     "HttpAgent(headers=x)": lambda x: agui.HttpAgent("http://127.0.0.1:9/", headers=x),
+    "HttpAgent(client=x).run_sync": lambda x: agui.HttpAgent(
+        "http://127.0.0.1:9/", client=x
+    ).run_sync(INPUT),
     "ProducerGuard(app=x)": agui.ProducerGuard,
     "verify": agui.verify,
     "verify([x])": lambda x: agui.verify([STARTED, x]),
@@ -216,6 +219,8 @@ def test_a_wrong_argument_type_is_a_usage_error_naming_the_type() -> None:
         agui.SSEReader(max_event_size=None)  # type: ignore[arg-type]
     with pytest.raises(agui.UsageError, match="max_event_size must be an int of at least 1"):
         agui.ProtobufReader(max_event_size=True)
+    with pytest.raises(agui.UsageError, match="timeout= takes a number of seconds or None"):
+        agui.HttpAgent("http://127.0.0.1:9/", timeout=True)
     with pytest.raises(agui.UsageError, match="takes an ASGI application, not int"):
         agui.ProducerGuard(5)  # type: ignore[arg-type]
     with pytest.raises(agui.UsageError, match="takes a Report, not dict"):

@@ -202,10 +202,14 @@ class HttpAgent:
             ("deadline", deadline),
             ("event_timeout", event_timeout),
         ):
-            if seconds is not None and not isinstance(seconds, (int, float)):
+            if seconds is not None and (
+                not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
+            ):
                 raise wrong_type(f"{name}=", seconds, "a number of seconds or None")
             if seconds is not None and not seconds > 0:  # NaN too
                 raise UsageError(f"{name} must be a positive number of seconds, not {seconds}")
+        if client is not None and not isinstance(client, httpx.AsyncClient):
+            raise wrong_type("client=", client, "an httpx.AsyncClient or None")
         bindings_for(version)  # an unknown version is a UsageError now, not at the first run
         if peer_version is not None:
             read_peer_version(peer_version)  # likewise
