@@ -268,6 +268,16 @@ def test_resolving_an_expired_interrupt_is_rejected() -> None:
     assert caught.value.rule == "resume-expired"
 
 
+def test_a_now_without_a_zone_is_read_as_utc() -> None:
+    """It raised TypeError comparing itself with the expiry (naive against aware)."""
+    run = interrupted_run(EXPIRING)
+    resolved = base(resume=resume(("i1", "resolved")))
+    with pytest.raises(MalformedEvent, match="expired"):
+        build_run_input(resolved, interrupts=run.interrupts, now=AFTER.replace(tzinfo=None))
+    sent, _ = prepare(resolved, interrupts=run.interrupts, now=BEFORE.replace(tzinfo=None))
+    assert sent["resume"] == resume(("i1", "resolved"))
+
+
 def test_abandoning_an_expired_interrupt_is_sent() -> None:
     run = interrupted_run(EXPIRING)
     sent, _ = prepare(

@@ -76,6 +76,10 @@ ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
     "read_input": lambda x: agui.read_input(x),  # noqa: PLW0108  (looked up as called: it warns)
     "build_run_input": agui.build_run_input,
     "build_run_input(peer_version=x)": lambda x: agui.build_run_input(INPUT, peer_version=x),
+    "build_run_input(interrupts=x)": lambda x: agui.build_run_input(INPUT, interrupts=x),
+    "build_run_input(interrupts=[x])": lambda x: agui.build_run_input(INPUT, interrupts=[x]),
+    "build_run_input(now=x)": lambda x: agui.build_run_input(INPUT, now=x),
+    "Consumer.set_media_type": lambda x: agui.Consumer().set_media_type(x),
     "prepare_input": lambda x: agui.prepare_input(x),  # noqa: PLW0108
     "from_official": agui.from_official,
     "from_official(version=x)": lambda x: agui.from_official(object(), x),

@@ -339,6 +339,8 @@ class Consumer(Generic[EventT]):
         ``text/event-stream`` is SSE, ``application/vnd.ag-ui.event+proto`` protobuf frames,
         ``application/jsonl`` and ``application/x-ndjson`` JSON lines. Before the body only:
         a consumer made before the response's headers came learns it when they do."""
+        if not isinstance(media_type, str):
+            raise wrong_type("set_media_type()", media_type, "a media type (str)")
         name = media_type.partition(";")[0].strip().lower()
         body_format = MEDIA_TYPES.get(name)
         if body_format is None:

@@ -17,14 +17,20 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import msgspec
 
 from agui_msgspec._documents import is_official, official_document, plain_text
-from agui_msgspec._errors import MalformedEvent, MalformedInput, UsageError, checked_callback
+from agui_msgspec._errors import (
+    MalformedEvent,
+    MalformedInput,
+    UsageError,
+    checked_callback,
+    wrong_type,
+)
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
 from agui_msgspec._pipeline.compat import downgrade_for_peer, read_peer_version, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer
@@ -96,6 +102,11 @@ def build_run_input(
     ``expiresAt`` is judged (default: the clock).
     """
     checked_callback("on_warning=", on_warning)
+    interrupts = _checked_interrupts(interrupts)
+    if now is not None and not isinstance(now, datetime):
+        raise wrong_type("now=", now, "a datetime or None")
+    if now is not None and now.tzinfo is None:  # read as UTC, as an expiresAt without a zone is
+        now = now.replace(tzinfo=timezone.utc)
     report = on_warning or (lambda _message: None)
     if peer_version is not None:
         read_peer_version(peer_version)  # a UsageError for one that is no version
@@ -133,6 +144,18 @@ def build_run_input(
     prepared = typed_input(input, bindings, report, adjust=outgoing)
     _check_resume(prepared.resume or [], interrupts, now or datetime.now(timezone.utc))
     return prepared
+
+
+def _checked_interrupts(interrupts: object) -> list[Any]:
+    """``interrupts`` as a list, if each is an ``Interrupt`` (a Struct with a string ``id``)."""
+    if isinstance(interrupts, (str, bytes, Mapping)) or not isinstance(interrupts, Iterable):
+        raise wrong_type("interrupts=", interrupts, "a sequence of interrupts (Run.interrupts)")
+    taken = list(interrupts)
+    for interrupt in taken:
+        is_interrupt = isinstance(interrupt, msgspec.Struct) and "id" in interrupt.__struct_fields__
+        if not (is_interrupt and isinstance(interrupt.id, str)):
+            raise wrong_type("interrupts=", interrupt, "interrupts (Run.interrupts)")
+    return taken
 
 
 @overload
