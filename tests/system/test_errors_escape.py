@@ -118,6 +118,8 @@ ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
     "Decoder.decode(index=x)": lambda x: agui.Decoder().decode(STARTED, x),
     "Decoder.decode_many": lambda x: agui.Decoder().decode_many(x),
     "Decoder.decode_many([x])": lambda x: agui.Decoder().decode_many([x, x]),
+    "Decoder.decode_conformant": lambda x: agui.Decoder().decode_conformant(x),
+    "Decoder.decode_batch": lambda x: agui.Decoder().decode_batch(x),
     "decode_message": agui.decode_message,
     "decode_message(version=x)": lambda x: agui.decode_message(MESSAGE, x),
     "Consumer.feed_many": lambda x: agui.Consumer().feed_many(x),

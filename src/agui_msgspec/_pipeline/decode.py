@@ -203,6 +203,7 @@ class Decoder(Generic[EventT]):
     def decode_conformant(self, payloads: Sequence[Payload]) -> list[EventT] | None:
         """Every event of ``payloads`` if each is conformant as it stands (the strict decode
         alone takes it), and they are counted as decoded; else None, and nothing is."""
+        payloads = _payload_sequence("decode_conformant()", payloads)
         if self._documents:
             return None
         decoded = self._enforcer.decode_conformant(payloads)
@@ -222,7 +223,7 @@ class Decoder(Generic[EventT]):
         (each removed with its warning); None: decode them one by one. With ``on_warning``
         the latter always, so the callback hears each warning in the order its event has
         the properties."""
-        decoded = self._decode_batch_deferring(payloads)
+        decoded = self._decode_batch_deferring(_payload_sequence("decode_batch()", payloads))
         if decoded is None:
             return None
         events, repeats = decoded
@@ -343,6 +344,18 @@ def decode_message(
     except msgspec.ValidationError as exc:
         path = enforcer.as_received(pointer_from_msgspec(str(exc)), cleaned)
         raise _malformed_message(str(exc).partition(" - at `")[0], path) from None
+
+
+def _payload_sequence(caller: str, payloads: object) -> Sequence[Payload]:
+    """``payloads`` if a list or tuple, any other sequence of payloads as a list; else the
+    ``UsageError`` (a batch is sliced and indexed, which an iterator is not)."""
+    if isinstance(payloads, (list, tuple)):
+        return payloads
+    if isinstance(payloads, (str, bytes, bytearray, memoryview)) or not isinstance(
+        payloads, Sequence
+    ):
+        raise wrong_type(caller, payloads, "a list of payloads")
+    return list(payloads)
 
 
 def _checked_middleware(middleware: object) -> tuple[Middleware, ...]:
