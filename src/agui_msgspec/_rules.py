@@ -384,7 +384,8 @@ _HINTS = [
     Rule(
         id="tool-arguments-not-json",
         error=None,
-        summary="a tool call's arguments, as they stand at TOOL_CALL_END, do not parse as JSON",
+        summary="a tool call's arguments, as they stand at its last TOOL_CALL_END of the run, "
+        "do not parse as JSON",
         pages=("events/tool-calls",),
         anchor="tool_call_end",
         severity="hint",

@@ -210,6 +210,96 @@ def test_whole_tool_arguments_give_no_hint() -> None:
     assert verify(sse(*stream)).hints == []
 
 
+def _chunk(call: str, delta: str) -> dict[str, Any]:
+    """A chunk of call ``call``, named on each (a reopened call's first chunk must be)."""
+    return {"type": "TOOL_CALL_CHUNK", "toolCallId": call, "toolCallName": "f", "delta": delta}
+
+
+def test_arguments_of_interleaved_chunks_are_judged_whole() -> None:
+    """Interleaved chunks close and reopen each call: the arguments a first close leaves are
+    a part, not the call's (CrewAI's parallel calls; the hint fired on each part)."""
+    stream = [
+        START,
+        _chunk("a", '{"city": '),
+        _chunk("b", '{"color": '),
+        _chunk("a", '"Oslo"}'),
+        _chunk("b", '"red"}'),
+        FINISH,
+    ]
+    report = verify(sse(*stream))
+    assert report.verdict == "accepted"
+    assert report.hints == []
+
+
+def test_arguments_left_broken_are_hinted_at_the_calls_last_end() -> None:
+    stream = [
+        START,
+        _chunk("a", '{"city": '),
+        _chunk("b", '{"color": "red"}'),
+        _chunk("a", '"Oslo"'),  # the closing brace never comes
+        _chunk("b", ""),
+        FINISH,
+    ]
+    report = verify(sse(*stream))
+    (hint,) = report.hints
+    assert hint.rule == "tool-arguments-not-json"
+    assert "'a'" in hint.message
+    assert '"Oslo"' in hint.message
+    end = [e for e in report.events if e.type == "TOOL_CALL_END" and e.event["toolCallId"] == "a"]
+    assert hint.delivered_index == end[-1].delivered_index  # the last close, not the first
+
+
+def test_arguments_of_a_stream_that_ends_without_its_run_end_are_judged() -> None:
+    stream = [
+        START,
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": '{"x": '},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+    ]
+    report = verify(sse(*stream))
+    assert report.verdict == "rejected"  # truncated
+    assert [(h.rule, h.received_index) for h in report.hints] == [("tool-arguments-not-json", 3)]
+
+
+STREAMED_TEXT = [
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hello, "},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "world"},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+]
+RESULT = {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c", "content": "42"}
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "renamed"),
+    [
+        ({"id": "lc-1", "role": "assistant", "content": "Hello, world"}, "m1"),
+        ({"id": "lc-2", "role": "tool", "content": "42", "toolCallId": "c"}, "t1"),
+        ({"id": "m1", "role": "assistant", "content": "Hello, world"}, None),
+        ({"id": "lc-3", "role": "assistant", "content": "Hello"}, None),  # another text
+    ],
+)
+def test_a_snapshot_renaming_a_streamed_message_hints(
+    snapshot: dict[str, Any], renamed: str | None
+) -> None:
+    """The hint knew only the input's messages' content: a streamed one (ADK's and CrewAI's
+    snapshots rename theirs) was never matched."""
+    tool_call = [
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f", "parentMessageId": "m1"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c"},
+        RESULT,
+    ]  # fmt: skip
+    body = sse(START, *STREAMED_TEXT, *tool_call, {"type": "MESSAGES_SNAPSHOT", "messages": [snapshot]}, FINISH)  # fmt: skip
+    hints = [(hint.rule, hint.message) for hint in verify(body).hints]
+    if renamed is None:
+        assert hints == []
+    else:
+        assert hints == [
+            ("snapshot-renames-messages",
+             f"the snapshot gives message {renamed!r} the new id {snapshot['id']!r}")
+        ]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("events", "rule", "path"),
     [

@@ -419,15 +419,19 @@ class _Verifier:
             self.on_event(event)
 
     def _hinted(self, event: ReportEvent) -> None:
-        for rule, message, path in self.hints.saw(event):
+        self._hint(self.hints.saw(event))
+
+    def _hint(self, hints: Iterable[Hint]) -> None:
+        for rule, message, path, about in hints:
             self._add(
-                rule, "hint", message, event.received_index, event.delivered_index, path,
+                rule, "hint", message, about.received_index, about.delivered_index, path,
                 after=self.violations > 0,
             )  # fmt: skip
 
     def _close(self, inside_event: bool) -> None:
         consumer = self.consumer
         assert consumer is not None
+        self._hint(self.hints.run_ended())  # the calls of a run the stream did not end
         self.said = []
         try:
             events = consumer.close(inside_event=inside_event)
@@ -687,8 +691,8 @@ class _Related:
 
 # -- hints
 
-Hint = tuple[str, str, str]
-"""A hint's rule, message, and path into the event."""
+Hint = tuple[str, str, str, ReportEvent]
+"""A hint's rule, message, path into the event, and the event it is about."""
 # Milliseconds since the epoch are past this from 1973 on; seconds stay below it until 5138.
 _SECONDS_CEILING = 10**11
 _SECONDS_FLOOR = 10**8  # 1973 in seconds: below it, a small test value, not an epoch time
@@ -700,9 +704,13 @@ class _Hints:
     def __init__(self, input: Any, bindings: Bindings) -> None:
         self.known_types = frozenset(bindings.EVENT_TYPES)
         self.sorted_types = sorted(self.known_types)
-        self.arguments: dict[Any, list[str]] = {}  # each open tool call's argument text
+        self.arguments: dict[Any, list[str]] = {}  # each tool call's argument text, this run
+        # The calls whose latest event is their TOOL_CALL_END, with it: judged when the run
+        # ends, as a call may be reopened until then (interleaved chunks are).
+        self.ended: dict[Any, ReportEvent] = {}
         self.streamed = ""  # the assistant message the run last streamed
         self.messages: dict[str, tuple[Any, Any]] = {}  # id → (role, content)
+        self.texts: dict[str, list[str]] = {}  # the text each streamed message was given
         for message in _input_messages(input):
             if isinstance(message, Mapping) and isinstance(message.get("id"), str):
                 self.messages[message["id"]] = (message.get("role"), message.get("content"))
@@ -713,15 +721,18 @@ class _Hints:
             near = self._near_miss(kind)
             if near is not None:
                 yield ("near-miss-event-type",
-                       f"unrecognised event type {kind!r}: did you mean {near}?", "/type")  # fmt: skip
+                       f"unrecognised event type {kind!r}: did you mean {near}?", "/type",
+                       event)  # fmt: skip
             return
         timestamp = document.get("timestamp")
         if isinstance(timestamp, (int, float)) and _SECONDS_FLOOR <= timestamp < _SECONDS_CEILING:
             yield ("timestamp-in-seconds",
                    f"timestamp {timestamp} reads as seconds since the epoch; the schema says "
-                   "milliseconds", "/timestamp")  # fmt: skip
+                   "milliseconds", "/timestamp", event)  # fmt: skip
         if kind == "TOOL_CALL_START":
-            self.arguments.setdefault(document.get("toolCallId"), [])
+            call_id = document.get("toolCallId")
+            self.arguments.setdefault(call_id, [])
+            self.ended.pop(call_id, None)  # reopened: its arguments go on
             parent = document.get("parentMessageId")
             # A new id is how a call mints its own assistant message; after the run streamed
             # an assistant message, it more likely meant that one and lands apart from it.
@@ -729,26 +740,40 @@ class _Hints:
                 yield ("unknown-parent-message",
                        f"parentMessageId {parent!r} names no message, so the call gets an "
                        f"assistant message of its own, apart from {self.streamed!r} streamed "
-                       "before it in this run", "/parentMessageId")  # fmt: skip
+                       "before it in this run", "/parentMessageId", event)  # fmt: skip
         elif kind == "TOOL_CALL_ARGS":
             self.arguments.setdefault(document.get("toolCallId"), []).append(
                 str(document.get("delta", ""))
             )
         elif kind == "TOOL_CALL_END":
-            text = "".join(self.arguments.pop(document.get("toolCallId"), []))
-            if text and not _parses(text):
-                yield ("tool-arguments-not-json",
-                       f"the arguments of tool call {document.get('toolCallId')!r} do not "
-                       f"parse as JSON: {text[:80]!r}", "")  # fmt: skip
+            call_id = document.get("toolCallId")
+            parts = self.arguments.get(call_id)
+            if parts:
+                parts[:] = ["".join(parts)]
+            self.ended[call_id] = event
         elif kind == "RAW":
             inner = document.get("event")
             if isinstance(inner, Mapping) and inner.get("type") in self.known_types:
                 yield ("raw-wraps-typed-event",
                        f"RAW wraps a {inner['type']} event, which could be sent as itself",
-                       "/event")  # fmt: skip
+                       "/event", event)  # fmt: skip
         elif kind == "MESSAGES_SNAPSHOT":
-            yield from self._renames(document)
+            yield from self._renames(document, event)
+        elif kind in _RUN_ENDS:
+            yield from self.run_ended()
         self._learn(kind, document)
+
+    def run_ended(self) -> Iterator[Hint]:
+        """The hints about the calls ended in the run, each at its last TOOL_CALL_END:
+        once the run (or the stream) ends, no call of it can be reopened."""
+        for call_id, end in self.ended.items():
+            text = "".join(self.arguments.get(call_id, ()))
+            if text and not _parses(text):
+                yield ("tool-arguments-not-json",
+                       f"the arguments of tool call {call_id!r} do not parse as JSON: "
+                       f"{text[:80]!r}", "", end)  # fmt: skip
+        self.arguments.clear()
+        self.ended.clear()
 
     def _near_miss(self, kind: str) -> str | None:
         if not kind:
@@ -764,21 +789,31 @@ class _Hints:
             self.streamed = ""
         elif kind == "TEXT_MESSAGE_START" and document.get("role", "assistant") == "assistant":
             self.streamed = str(document.get("messageId"))
-        if kind in ("TEXT_MESSAGE_START", "TOOL_CALL_START"):
-            key = "messageId" if kind == "TEXT_MESSAGE_START" else "parentMessageId"
-            message_id = document.get(key)
-            if isinstance(message_id, str):
-                self.messages.setdefault(message_id, (document.get("role"), None))
-        elif kind in ("TOOL_CALL_RESULT", "REASONING_MESSAGE_START"):
-            message_id = document.get("messageId")
-            if isinstance(message_id, str):
-                self.messages.setdefault(message_id, (document.get("role"), None))
+        message_id = document.get("parentMessageId" if kind == "TOOL_CALL_START" else "messageId")
+        if not isinstance(message_id, str):
+            return
+        if kind in _STREAMED_ROLES:  # a streamed message: its content is known at its end
+            self.messages.setdefault(
+                message_id, (document.get("role", _STREAMED_ROLES[kind]), None)
+            )
+            if self.messages[message_id][1] is None:
+                self.texts.setdefault(message_id, [])
+        elif kind in _STREAMED_TEXT and message_id in self.texts:
+            self.texts[message_id].append(str(document.get("delta", "")))
+        elif kind in _STREAMED_ENDS and message_id in self.texts:
+            parts = self.texts[message_id]
+            parts[:] = ["".join(parts)]
+            self.messages[message_id] = (self.messages[message_id][0], parts[0])
+        elif kind == "TOOL_CALL_START":  # the message that carries the call: no content to tell
+            self.messages.setdefault(message_id, ("assistant", None))
+        elif kind == "TOOL_CALL_RESULT":
+            self.messages.setdefault(message_id, ("tool", document.get("content")))
         elif kind == "MESSAGES_SNAPSHOT":
             for message in document.get("messages") or ():
                 if isinstance(message, Mapping) and isinstance(message.get("id"), str):
                     self.messages[message["id"]] = (message.get("role"), message.get("content"))
 
-    def _renames(self, document: Mapping[str, Any]) -> Iterator[Hint]:
+    def _renames(self, document: Mapping[str, Any], event: ReportEvent) -> Iterator[Hint]:
         snapshot = [m for m in document.get("messages") or () if isinstance(m, Mapping)]
         ids = {m.get("id") for m in snapshot}
         gone = {
@@ -791,7 +826,14 @@ class _Hints:
             if earlier is not None and message.get("id") not in self.messages:
                 yield ("snapshot-renames-messages",
                        f"the snapshot gives message {earlier!r} the new id "
-                       f"{message.get('id')!r}", f"/messages/{position}/id")  # fmt: skip
+                       f"{message.get('id')!r}", f"/messages/{position}/id", event)  # fmt: skip
+
+
+_RUN_ENDS = frozenset({"RUN_FINISHED", "RUN_ERROR"})
+# The events that stream a message's text, by the role a start without one gives
+_STREAMED_ROLES = {"TEXT_MESSAGE_START": "assistant", "REASONING_MESSAGE_START": "reasoning"}
+_STREAMED_TEXT = frozenset({"TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT"})
+_STREAMED_ENDS = frozenset({"TEXT_MESSAGE_END", "REASONING_MESSAGE_END"})
 
 
 def _hashable(value: Any) -> Any:
