@@ -300,6 +300,16 @@ def test_a_snapshot_renaming_a_streamed_message_hints(
         ]  # fmt: skip
 
 
+def test_a_snapshot_renaming_what_an_earlier_snapshot_gave_hints() -> None:
+    given = {"id": "s1", "role": "assistant", "content": "Restated"}
+    first = {"type": "MESSAGES_SNAPSHOT", "messages": [given]}
+    second = {"type": "MESSAGES_SNAPSHOT", "messages": [{**given, "id": "s2"}]}
+    hints = [
+        (hint.rule, hint.received_index) for hint in verify(sse(START, first, second, FINISH)).hints
+    ]
+    assert hints == [("snapshot-renames-messages", 2)]
+
+
 @pytest.mark.parametrize(
     ("events", "rule", "path"),
     [

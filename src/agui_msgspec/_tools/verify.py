@@ -789,6 +789,11 @@ class _Hints:
             self.streamed = ""
         elif kind == "TEXT_MESSAGE_START" and document.get("role", "assistant") == "assistant":
             self.streamed = str(document.get("messageId"))
+        if kind == "MESSAGES_SNAPSHOT":
+            for message in document.get("messages") or ():
+                if isinstance(message, Mapping) and isinstance(message.get("id"), str):
+                    self.messages[message["id"]] = (message.get("role"), message.get("content"))
+            return
         message_id = document.get("parentMessageId" if kind == "TOOL_CALL_START" else "messageId")
         if not isinstance(message_id, str):
             return
@@ -808,10 +813,6 @@ class _Hints:
             self.messages.setdefault(message_id, ("assistant", None))
         elif kind == "TOOL_CALL_RESULT":
             self.messages.setdefault(message_id, ("tool", document.get("content")))
-        elif kind == "MESSAGES_SNAPSHOT":
-            for message in document.get("messages") or ():
-                if isinstance(message, Mapping) and isinstance(message.get("id"), str):
-                    self.messages[message["id"]] = (message.get("role"), message.get("content"))
 
     def _renames(self, document: Mapping[str, Any], event: ReportEvent) -> Iterator[Hint]:
         snapshot = [m for m in document.get("messages") or () if isinstance(m, Mapping)]
