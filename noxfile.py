@@ -439,6 +439,7 @@ INTEROP_PINS = {
     "langgraph": ["ag-ui-langgraph[fastapi]==0.0.47", "langgraph==1.2.24", "langchain-core==1.8.3"],
     "agent_framework": ["agent-framework-ag-ui==1.7.0", "agent-framework-core==1.23.0"],
     "strands": ["ag-ui-strands==1.0.2", "strands-agents==1.62.0"],
+    "adk": ["ag-ui-adk==0.11.0", "google-adk==2.13.0"],
 }
 
 

@@ -1,4 +1,4 @@
-"""Four frameworks' AG-UI integrations as producers, each scenario written once.
+"""Five frameworks' AG-UI integrations as producers, each scenario written once.
 
 Each framework's app (``<framework>_app``) serves one route per scenario over a scripted fake
 model; uvicorn serves it on loopback for the module, and every scenario runs through
@@ -115,6 +115,9 @@ class Reasoning:
     answer_blanked: bool = False
     """Known bug: the closing ``MESSAGES_SNAPSHOT`` restates the answer with empty content."""
     second_turn: bool = False
+    reasoning_repeated: bool = False
+    """Known bug: the reasoning streams, then is sent again whole inside the open answer, and
+    the consumer ends with a second reasoning message after the answer."""
 
 
 @dataclass(frozen=True)
@@ -385,6 +388,59 @@ PRODUCERS = {
                 answer=EndsWith(("Deleted.",)),
             ),
         ),
+        Producer(
+            name="adk",
+            package="ag-ui-adk",
+            module="ag_ui_adk",
+            app="adk_app",
+            plain=("RUN_STARTED", *HELLO, "STATE_SNAPSHOT", "RUN_FINISHED"),
+            # The function returned the text 18 C in Paris; ADK wraps it as {"result": ...}.
+            backend=BackendTool(result='{"result": "18 C in Paris"}'),
+            # A Gemini model sends each function call whole in its final response, so there is
+            # nothing to interleave; each call is parented to a message of its own.
+            parallel=ParallelCalls(
+                rejected=None,
+                call_ids=(("call-w",), ("call-t",)),
+                results={
+                    "call-w": '{"result": "18 C in Paris"}',
+                    "call-t": '{"result": "12:00 CET"}',
+                },
+                answer="Paris: 18 C at noon.",
+            ),
+            frontend=FrontendTool(
+                names_pending_ids=False, roles_after=("user", "assistant", "tool", "assistant")
+            ),
+            # The final response restates the streamed reasoning: it goes out again, whole,
+            # between the answer's last TEXT_MESSAGE_CONTENT and its TEXT_MESSAGE_END, and
+            # becomes a second reasoning message after the answer.
+            reasoning=Reasoning(
+                deltas=("Thinking about turn 1", "...", "Thinking about turn 1..."),
+                second_turn=True,
+                reasoning_repeated=True,
+            ),
+            state=State(
+                initial={"items": ["eggs"]},
+                key="items",
+                first=["eggs", "milk"],
+                second=["eggs", "milk", "milk"],
+                streams_deltas=True,
+                answer=EndsWith(("Added.",)),
+            ),
+            # The text message is left open: RUN_ERROR ends whatever the run had open.
+            failing=Failing(
+                code="BACKGROUND_EXECUTION_ERROR",
+                events=("RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RUN_ERROR"),
+            ),
+            # With emit_interrupt_outcome=True, on a tool that requires confirmation: the
+            # interrupt is ADK's adk_request_confirmation call (its id is ADK's), and the
+            # resume runs the tool.
+            interrupt=Interrupt(
+                reason="confirmation",
+                payload={"approved": True},
+                result='{"result": "deleted a.txt"}',
+                new_roles=("tool", "assistant"),
+            ),
+        ),
     )
 }
 
@@ -448,6 +504,18 @@ def assert_texts(texts: list[Any], expected: Texts) -> None:
         assert texts[-len(expected.texts) :] == list(expected.texts), texts
     else:
         assert texts == list(expected)
+
+
+def repeated_reasoning_dropped(
+    final: list[tuple[str, Any]], producer: Producer
+) -> list[tuple[str, Any]]:
+    """The messages without the reasoning a producer sent again after the answer."""
+    known_bug(
+        len(final) == 3 and final[2] == final[0] and final[0][0] == "reasoning",
+        producer,
+        "sends a message's reasoning once",
+    )
+    return final[:2]
 
 
 def known_bug(still_there: bool, producer: Producer, when_fixed: str) -> None:
@@ -591,6 +659,9 @@ def test_reasoning(producer: Producer, base: str) -> None:
         deltas = [e.delta for e in streamed(http, "REASONING_MESSAGE_CONTENT")]
         assert deltas == list(expected.deltas)
     final = [(role_of(m), text_of(m)) for m in http.new_messages]
+    assert [(m["role"], m["content"]) for m in cli.new_messages] == final
+    if expected.reasoning_repeated:
+        final = repeated_reasoning_dropped(final, producer)
     if expected.answer_blanked:
         assert [e.delta for e in streamed(http, "TEXT_MESSAGE_CONTENT")] == ["Answer 1"]
         known_bug(
@@ -599,13 +670,15 @@ def test_reasoning(producer: Producer, base: str) -> None:
             "keeps the text of a message with reasoning in its MESSAGES_SNAPSHOT",
         )
     assert final == [("reasoning", "Thinking about turn 1..."), ("assistant", expected.answer)]
-    assert [(m["role"], m["content"]) for m in cli.new_messages] == final
     if expected.second_turn:
         agent = HttpAgent(f"{base}/reasoning", timeout=30)
         again = run_input("t-reason", [*http.wire_messages(), user("Again")])
         second = http_turn(agent, again)
         assert (second.verdict, second.status) == ("accepted", "completed")
-        assert [(role_of(m), text_of(m)) for m in second.new_messages] == [
+        again_final = [(role_of(m), text_of(m)) for m in second.new_messages]
+        if expected.reasoning_repeated:
+            again_final = repeated_reasoning_dropped(again_final, producer)
+        assert again_final == [
             ("reasoning", "Thinking about turn 2..."),
             ("assistant", "Answer 2"),
         ]
@@ -820,6 +893,7 @@ PROBE_FAILURES: dict[str, tuple[str, ...]] = {
     "langgraph": (),
     "agent_framework": (),
     "strands": (),
+    "adk": (),
 }
 
 
