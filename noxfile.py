@@ -448,7 +448,7 @@ INTEROP_PINS = {
 def interop(session: nox.Session, framework: str) -> None:
     """A framework's AG-UI endpoint on loopback over a fake model, via HttpAgent and the CLI.
 
-    ``nox -s interop`` runs all four; docs/project/real-producers.md says what each sends wrong.
+    ``nox -s interop`` runs all five; docs/project/real-producers.md says what each sends wrong.
     """
     session.install(".[http]", "pytest>=8", "uvicorn==0.54.0", *INTEROP_PINS[framework])
     session.run(
