@@ -13,7 +13,8 @@ import jsonschema
 import pytest
 
 from agui_msgspec._tools.cli import main
-from agui_msgspec._tools.render import render_junit, render_sarif, render_text
+from agui_msgspec._tools.render import render_json, render_junit, render_sarif, render_text
+from agui_msgspec._tools.render_html import render_html
 from agui_msgspec._tools.verify import verify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +65,16 @@ def test_sarif_is_valid_and_junit_parses(name: str, body: bytes) -> None:
     assert int(suite.get("tests", "0")) == len(cases)
     verdict = cases[0]
     assert (verdict.find("failure") is not None) == (report.verdict == "rejected")
+
+
+def test_every_format_renders_a_payload_that_is_no_text() -> None:
+    # JSON text given as a str with a lone surrogate: the report shows it escaped, as UTF-8
+    # cannot hold it
+    report = verify(['{"type":"RUN_STARTED","threadId":"t","runId":"\ud800"}'])
+    assert report.findings[0].rule == "invalid-utf8"
+    assert "\\ud800" in report.events[0].event["payload"]
+    for render in (render_text, render_json, render_sarif, render_junit, render_html):
+        assert render(report).encode("utf-8")
 
 
 def test_the_schema_rejects_what_it_should() -> None:
