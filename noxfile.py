@@ -76,6 +76,7 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", "-p", "agui_msgspec")
     session.run("mypy", "tests/bindings/test_tag_attributes.py")
     session.run("mypy", "--strict", "tests/pipeline/test_decode_types.py")  # what user code sees
+    session.run("mypy", "--strict", "fuzz/fuzz_consume.py")
     if not DRAFT.is_file():
         session.log(f"no draft schema at {DRAFT}: generated-draft check skipped")
         return

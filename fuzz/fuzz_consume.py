@@ -15,6 +15,8 @@ The target, :func:`check_one`, takes one response body and raises on a crash:
 - reading the result (messages, state, runs) or encoding it raising;
 - ``parse_run_input`` (the body, and its first lines, as a request body) raising anything
   but ``MalformedInput``, or saying more warnings than its bound;
+- ``verify`` (the body, and its lines as str) or any of the five renderers of its report
+  raising, or the report's violations disagreeing with the consumer's verdict;
 - an invariant broken (:class:`InvariantBroken`): the same bytes must get the
   same verdict, warnings and result whatever the chunking, and ``consume_body``
   must agree with the reader + consumer pipeline it stands for.
@@ -75,7 +77,13 @@ from agui_msgspec import (
     consume_body,
     parse_run_input,
     proto_frame,
+    render_html,
+    render_json,
+    render_junit,
+    render_sarif,
+    render_text,
     v1_1,
+    verify,
 )
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, wire_tables
@@ -318,7 +326,7 @@ def _reader(
 ) -> PayloadReader:
     """The reader consume_body picks for ``body`` (protobuf's if told); a protobuf one's
     warnings go to ``warn_before``."""
-    size = {} if max_event_size is None else {"max_event_size": max_event_size}
+    size: dict[str, Any] = {} if max_event_size is None else {"max_event_size": max_event_size}
     if protobuf or body[:1] == b"\x00":  # a protobuf frame's length
         return ProtobufReader(**size, on_warning_before=warn_before)
     return SSEReader(**size) if sniff_format(body) == "sse" else JSONLinesReader(**size)
@@ -340,7 +348,8 @@ def pipeline(
     (a frame too large): that is a crash.
     """
     bounds = {"max_open_items": max_open_items, "max_closed_items": max_closed_items}
-    consumer = Consumer(**{name: bound for name, bound in bounds.items() if bound is not None})
+    chosen: dict[str, Any] = {name: bound for name, bound in bounds.items() if bound is not None}
+    consumer: Consumer[v1_1.Event] = Consumer(**chosen)
     # A dropped protobuf frame's warning, said once the payloads before it are taken, as
     # Consumer.receive says it (never, if one of them is rejected).
     pending: deque[tuple[int, str]] = deque()
@@ -412,7 +421,7 @@ def check_one(body: bytes) -> None:
     chunked = pipeline(body, split(body, rng))
     if whole != chunked:
         raise InvariantBroken(f"chunking changed the verdict or result: {whole!r} != {chunked!r}")
-    limits = {
+    limits: dict[str, Any] = {
         "max_event_size": max(1, len(body) // rng.randint(1, 8)),
         "max_open_items": rng.randint(1, 4),
         "max_closed_items": rng.randint(0, 4),
@@ -439,6 +448,9 @@ def check_one(body: bytes) -> None:
     if verified != (whole[0], whole[-1]):
         raise InvariantBroken(f"a VerifyingConsumer says {verified!r}, a Consumer {whole!r}")
     lines = body.split(b"\n")
+    _check_report(body, whole[0])
+    # the lines as str: an undecodable byte becomes a lone surrogate, which no report may hold
+    _check_report([line.decode("utf-8", "surrogateescape") for line in lines], None)
     _summarise(consume(lines))
     _summarise(consume(lines, version="1.0"))
     _summarise(consume(lines, middleware=[lambda document, index: document]))
@@ -448,6 +460,18 @@ def check_one(body: bytes) -> None:
     _read_request(body)
 
 
+def _check_report(source: bytes | list[str], verdict: Verdict | None) -> None:
+    """``verify`` and every renderer on ``source``: no raise, and for a body, a violation in the
+    report exactly when the consumer found one, its rule among the report's."""
+    report = verify(source)
+    for render in (render_text, render_json, render_sarif, render_junit, render_html):
+        render(report).encode("utf-8")
+    if isinstance(source, bytes):
+        rules = {finding.rule for finding in report.violations}
+        if (verdict is None) != (not rules) or (verdict is not None and verdict[0] not in rules):
+            raise InvariantBroken(f"verify says {sorted(rules)}, the consumer {verdict!r}")
+
+
 def check_protobuf(body: bytes) -> None:
     """The protobuf target: ``body`` as frames, whatever its first byte."""
     rng = random.Random(zlib.crc32(body))
@@ -455,7 +479,7 @@ def check_protobuf(body: bytes) -> None:
     chunked = pipeline(body, split(body, rng), protobuf=True)
     if whole != chunked:
         raise InvariantBroken(f"chunking changed the verdict or result: {whole!r} != {chunked!r}")
-    limits = {
+    limits: dict[str, Any] = {
         "max_event_size": max(1, len(body) * rng.randint(1, 16) // 8),
         "max_open_items": rng.randint(1, 4),
         "max_closed_items": rng.randint(0, 4),
@@ -572,7 +596,7 @@ _RSS_AT_START = _peak_rss()
 
 
 _TARGETS: dict[str, Callable[[bytes], None]] = {"text": check_one, "protobuf": check_protobuf}
-_target = [check_one]  # the target of this run, as --target chose
+_target: list[Callable[[bytes], None]] = [check_one]  # the target of this run, as --target chose
 
 
 def check_bounded(body: bytes) -> None:
