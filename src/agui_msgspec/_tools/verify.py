@@ -579,8 +579,8 @@ def _document(payload: Any, index: int) -> dict[str, Any]:
     if isinstance(payload, (bytes, bytearray, memoryview)):
         return {"payload": bytes(payload)[:1000].decode("utf-8", "replace")}
     if isinstance(payload, str):  # a lone surrogate is shown escaped: a report is UTF-8
-        shown = str.__str__(payload)[:1000].encode("utf-8", "backslashreplace")
-        return {"payload": shown.decode("utf-8")}
+        text = str.__str__(payload)[:1000].encode("utf-8", "backslashreplace")
+        return {"payload": text.decode("utf-8")}
     try:  # bounded in depth and length: a payload nested past the stack, or huge, is refused
         shown = _SHOWN.repr(payload)
     except Exception:  # an application object's own __repr__ runs here: anything
