@@ -400,9 +400,11 @@ HOSTILE = "\x1b]0;owned\x07\x1b]52;c;cGF3bmVk\x07\r\nACCEPTED\u202e"
 
 
 def hostile_body() -> bytes:
-    """A rejected stream whose ids, names and text carry escape sequences, CR and LF."""
+    """A rejected stream whose ids, names, text and a property's name (a warning's path)
+    carry escape sequences, CR and LF."""
     return sse(
         {"type": "RUN_STARTED", "threadId": HOSTILE, "runId": HOSTILE},
+        {"type": "CUSTOM", "name": HOSTILE, "value": 1, HOSTILE: 1},
         {"type": "TEXT_MESSAGE_START", "messageId": HOSTILE},
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": HOSTILE, "delta": HOSTILE},
         {"type": "TEXT_MESSAGE_END", "messageId": HOSTILE},
@@ -412,11 +414,11 @@ def hostile_body() -> bytes:
 
 def assert_inert(output: str) -> None:
     assert not any(ch in output for ch in "\x1b\x07\r\u202e")
-    assert "ACCEPTED" not in output.splitlines()
+    assert not any(line.startswith("ACCEPTED") for line in output.splitlines())
     assert "\\x1b]0;owned" in output  # shown, escaped
 
 
-@pytest.mark.parametrize("options", [[], ["--summary"]])
+@pytest.mark.parametrize("options", [[], ["--summary"], ["--group"], ["--format", "junit"]])
 def test_check_shows_control_characters_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str]
 ) -> None:

@@ -166,6 +166,29 @@ def test_a_body_in_one_chunk_is_a_buffering_proxy_warning() -> None:
     assert "buffering" in plain.diagnostics[0].message
 
 
+WILD = "x\nFAKED\x1b]0;owned\x07\r\ufffe"
+
+
+def wild_names(server: Any, request: dict[str, Any]) -> None:
+    custom = {"type": "CUSTOM", "name": WILD, "value": 1, WILD: 1}
+    start, *rest = events(request)
+    body = [start, json.dumps(custom).encode(), *rest]
+    server.chunk(b"".join(b"data: " + e + b"\n\n" for e in body))
+    server.chunk(b"")
+
+
+@pytest.mark.parametrize("form", ["text", "junit"])
+def test_what_a_server_sends_is_shown_escaped_one_line_each(
+    capsys: pytest.CaptureFixture[str], form: str
+) -> None:
+    with broken(wild_names) as url:
+        main(["probe", url, "--format", form])
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.isprintable() for line in lines)
+    assert not any(line.startswith("FAKED") for line in lines)
+    assert any("x\\x0aFAKED\\x1b]0;owned" in line for line in lines)
+
+
 def test_a_wrong_content_type_fails() -> None:
     with broken(one_chunk, content_type="application/json") as url:
         plain = probe(url)[0]

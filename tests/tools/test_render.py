@@ -33,6 +33,15 @@ TWO_VIOLATIONS = [
     FINISH,
 ]
 
+# Control characters, a line break and the noncharacters XML refuses, in ids and in a
+# property's name (which a warning's path shows)
+WILD = "a\x1b[2J\x00\nACCEPTED\ufffe"
+HOSTILE = [
+    {"type": "RUN_STARTED", "threadId": WILD, "runId": WILD},
+    {"type": "CUSTOM", "name": WILD, "value": 1, WILD: 1},
+    {"type": "STEP_FINISHED", "stepName": WILD},
+]
+
 
 def sse(*documents: dict[str, Any]) -> bytes:
     return b"".join(b"data: " + json.dumps(d).encode() + b"\n\n" for d in documents)
@@ -41,6 +50,7 @@ def sse(*documents: dict[str, Any]) -> bytes:
 def bodies() -> list[tuple[str, bytes]]:
     found = [(p.name, p.read_bytes()) for p in sorted((ROOT / "examples").glob("*.sse"))]
     found.append(("two-violations", sse(*TWO_VIOLATIONS)))
+    found.append(("control-characters", sse(*HOSTILE)))
     if STREAMS.is_dir():
         for path in sorted(STREAMS.glob("*.json")):
             found.append((path.name, sse(*json.loads(path.read_text())["stream"])))
@@ -75,6 +85,15 @@ def test_every_format_renders_a_payload_that_is_no_text() -> None:
     assert "\\ud800" in report.events[0].event["payload"]
     for render in (render_text, render_json, render_sarif, render_junit, render_html):
         assert render(report).encode("utf-8")
+
+
+@pytest.mark.parametrize("group", [False, True])
+def test_text_shows_control_characters_escaped_one_line_each(group: bool) -> None:
+    text = render_text(verify(sse(*HOSTILE)), group=group)
+    assert all(line.isprintable() for line in text.splitlines())
+    assert not any(line.startswith("ACCEPTED") for line in text.splitlines())
+    if not group:
+        assert "a\\x1b[2J\\x00\\x0aACCEPTED\\ufffe" in text
 
 
 def test_the_schema_rejects_what_it_should() -> None:

@@ -53,6 +53,7 @@ from agui_msgspec._tools.render import (
     event_line,
     finding_line,
     grouped_lines,
+    inert,
     message_line,
     render_json,
     render_junit,
@@ -326,21 +327,8 @@ def _seconds(text: str) -> float:
     return value
 
 
-# Control characters (C0, DEL, C1) and the bidirectional overrides: from a stream, they could
-# retitle the window, write the clipboard, or fake a line (a CR, then "ACCEPTED").
-_INERT = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
-
-
-def _inert(text: str) -> str:
-    """``text`` with every control character shown escaped, never sent raw to a terminal."""
-    return text.translate(_INERT)
-
-
 def _error(text: str) -> None:
-    print(f"agui-msgspec: {_inert(text)}", file=sys.stderr)
+    print(f"agui-msgspec: {inert(text)}", file=sys.stderr)
 
 
 class _Output:
@@ -353,7 +341,7 @@ class _Output:
         self.closed = False
 
     def line(self, text: str) -> None:
-        self.json(_inert(text))
+        self.json(inert(text))
 
     def json(self, text: str) -> None:
         if not self.closed:

@@ -24,6 +24,7 @@ from agui_msgspec._pipeline.consumer import MEDIA_TYPES
 from agui_msgspec._tools.render import (
     SARIF_SCHEMA,
     finding_line,
+    inert,
     render_junit,
     render_sarif,
     report_document,
@@ -427,7 +428,7 @@ def render_probe_text(steps: list[ProbeStep]) -> str:
                 lines.append(f"  arrivals (ms after the first byte): {shown}{more}")
     counts = {o: sum(step.outcome == o for step in steps) for o in ("passed", "failed", "skipped")}
     lines.append(", ".join(f"{n} {outcome}" for outcome, n in counts.items()))
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(inert, lines)) + "\n"  # a server's words are shown, never acted on
 
 
 def probe_document(steps: list[ProbeStep]) -> list[dict[str, Any]]:
@@ -513,15 +514,17 @@ def render_probe_junit(steps: list[ProbeStep]) -> str:
         if step.report is None:
             case = ET.SubElement(suite, "testcase", classname=step.name, name="step")
             outcome = "skipped" if step.outcome == "skipped" else "failure"
-            ET.SubElement(case, outcome, message=step.note or step.outcome)
+            ET.SubElement(case, outcome, message=inert(step.note or step.outcome))
             extra += 1
         for diagnostic in step.diagnostics:
             case = ET.SubElement(suite, "testcase", classname=step.name, name=diagnostic.kind)
             if diagnostic.severity == "violation":
-                ET.SubElement(case, "failure", message=diagnostic.message, type=diagnostic.kind)
+                ET.SubElement(
+                    case, "failure", message=inert(diagnostic.message), type=diagnostic.kind
+                )
                 suite.set("failures", str(int(suite.get("failures", "0")) + 1))
             else:
-                ET.SubElement(case, "system-out").text = diagnostic.message
+                ET.SubElement(case, "system-out").text = inert(diagnostic.message)
             extra += 1
         if step.outcome == "failed" and step.report is None:
             suite.set("failures", str(int(suite.get("failures", "0")) + 1))

@@ -20,6 +20,27 @@ _SAMPLES = 5  # indexes a grouped line shows
 _ID_KEYS = ("messageId", "toolCallId", "stepName", "subagentRunId", "runId", "name")
 _SARIF_LEVELS = {"violation": "error", "warning": "warning", "hint": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# What a line for people never carries raw: control characters (C0, DEL, C1), the line and
+# paragraph separators and the bidirectional overrides (from a stream, they could retitle a
+# terminal, write its clipboard or fake a line: a LF, then "ACCEPTED"), and the two
+# noncharacters XML refuses.
+_INERT = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        *range(0x2028, 0x202F),
+        *range(0x2066, 0x206A),
+        0xFFFE,
+        0xFFFF,
+    )
+}
+
+
+def inert(text: str) -> str:
+    """``text`` with each of those characters shown escaped (``\\x1b``): a line of a report
+    is one line on a terminal, whatever a stream put in its ids, names and paths."""
+    return text.translate(_INERT)
 
 
 def render_json(report: Report) -> str:
@@ -65,7 +86,7 @@ def finding_line(finding: Finding) -> str:
     related = "" if finding.related_index is None else f" (see event {finding.related_index})"
     after = " [after the first violation]" if finding.after_violation else ""
     link = f" {finding.spec_url}" if finding.spec_url else ""
-    return (
+    return inert(
         f"{finding.severity.upper()} [{finding.rule}] {where(finding)}{at}: "
         f"{finding.message}{related}{after}{link}"
     )
@@ -87,7 +108,7 @@ def event_line(event: ReportEvent) -> str:
     for name, value in document.items():
         if name not in ("type", shown):
             line += f" {name}={_value_text(value)}"
-    return line
+    return inert(line)
 
 
 def _value_text(value: Any) -> str:
@@ -111,12 +132,14 @@ def verdict_line(report: Report) -> str:
     if report.verdict == "accepted":
         return f"ACCEPTED: {counts}"
     decided = "" if first is None else f"; [{first.rule}] {where(first)}: {first.message}"
-    return f"REJECTED: {counts}{decided}"
+    return inert(f"REJECTED: {counts}{decided}")
 
 
 def render_text(report: Report, group: bool = False) -> str:
     """For people: every event with its findings under it, then the runs, the messages and
-    the verdict; ``group``: one line per rule with a count and sample events instead."""
+    the verdict; ``group``: one line per rule with a count and sample events instead.
+    Control characters from the stream are shown escaped (``\\x1b``, ``\\x0a``): a report
+    line is one terminal line."""
     checked_report("render_text()", report)
     lines = grouped_lines(report) if group else timeline_lines(report)
     lines += summary_lines(report)
@@ -178,7 +201,7 @@ def describe_run(run: Run) -> str:
     total = run.total_tokens()
     if run.usage:
         parts.append(f"tokens {total if total is not None else 'partly reported'}")
-    return "; ".join(parts)
+    return inert("; ".join(parts))
 
 
 def message_line(message: Any) -> str:
@@ -191,7 +214,7 @@ def message_line(message: Any) -> str:
         text = "" if content is msgspec.UNSET else f"{len(content)} key(s)"  # activity content
     calls = getattr(message, "tool_calls", None) or []
     extra = f" +{len(calls)} tool call(s)" if calls else ""
-    return f"[{message.role}] {text[:100]!r}{extra}"
+    return inert(f"[{message.role}] {text[:100]!r}{extra}")
 
 
 def render_sarif(report: Report, artifact: str = "stream") -> str:
