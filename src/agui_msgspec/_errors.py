@@ -32,6 +32,29 @@ if TYPE_CHECKING:
     from agui_msgspec._http.client import RunResult
 
 
+# What a message for people never carries raw: control characters (C0, DEL, C1), the line and
+# paragraph separators and the bidirectional overrides (from a stream they could retitle a
+# terminal, write its clipboard, or fake a line of a log: a LF, then "ACCEPTED"), and the two
+# noncharacters XML refuses.
+_INERT = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        *range(0x2028, 0x202F),
+        *range(0x2066, 0x206A),
+        0xFFFE,
+        0xFFFF,
+    )
+}
+
+
+def inert(text: str) -> str:
+    """``text`` with each of those characters shown escaped (``\\x1b``): one line, whatever a
+    stream or a server put in the ids, names and paths it quotes."""
+    return text if text.isprintable() else text.translate(_INERT)  # the check: in C, cheap
+
+
 class AguiError(Exception):
     """The base of every exception this library raises on purpose: nothing else escapes a
     public entry point. No attributes beyond the message; the subclasses add theirs."""
@@ -67,7 +90,7 @@ class _Finding(AguiError):
         else:
             where = "end of stream" if self.index is None else f"event {self.index}"
         at = f" at {self.path}" if self.path else ""
-        return f"[{self.rule}] {where}{at}: {self.detail}"
+        return inert(f"[{self.rule}] {where}{at}: {self.detail}")
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.rule, self.detail, self.index, self.path, self.subject))
@@ -145,7 +168,7 @@ class TransportError(_Finding):
 
     def __str__(self) -> str:
         if self.index is None and self.subject is None:  # before any event, or between streams
-            return f"[{self.rule}] {self.detail}"
+            return inert(f"[{self.rule}] {self.detail}")
         return super().__str__()
 
 
@@ -219,7 +242,7 @@ class HttpAgentError(AguiError):
         self.status_code = status_code
         self.content_type = content_type
         self.body = body
-        super().__init__(message)
+        super().__init__(inert(message))
 
 
 class RunFailed(AguiError):
@@ -238,4 +261,4 @@ class RunFailed(AguiError):
         self.error: v1_1.RunErrorEvent = error
         code = self.error.code
         suffix = "" if code is msgspec.UNSET else f" ({code})"
-        super().__init__(f"the run failed: {self.error.message}{suffix}")
+        super().__init__(inert(f"the run failed: {self.error.message}{suffix}"))

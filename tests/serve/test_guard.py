@@ -172,6 +172,30 @@ def test_the_guard_logs_the_rule_index_and_event(caplog: pytest.LogCaptureFixtur
     assert "Paris" in record.getMessage()
 
 
+def test_the_guards_log_line_is_one_line_whatever_the_path_and_stream_hold(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    wild = "x\n2026-12-05 INFO all good\x1b[2J"
+    events = [
+        START,
+        {"type": "STEP_FINISHED", "stepName": wild, wild: 1},  # never started: rejected
+    ]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", SSE_MEDIA_TYPE.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        await send({"type": "http.response.body", "body": body + b"data: {\n\x1b]0;x\x07\n\n"})
+
+    with caplog.at_level(logging.WARNING, logger="agui_msgspec.guard"):
+        drive(ProducerGuard(app), "/run/" + wild)  # a path as ASGI gives it: percent-decoded
+    (record,) = caplog.records
+    message = record.getMessage()
+    assert message.isprintable()
+    assert "/run/x\\x0a2026-12-05 INFO all good\\x1b[2J" in message
+    assert record.agui_rule == "step-not-open"  # type: ignore[attr-defined]
+
+
 def test_bytes_go_out_before_the_guard_judges_them() -> None:
     order: list[str] = []
 

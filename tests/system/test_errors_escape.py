@@ -271,6 +271,46 @@ def test_a_transport_error_is_not_a_protocol_violation_but_reads_like_one() -> N
     )
 
 
+WILD = "x\n2026-12-05 INFO all good\x1b[2J\u202e"
+"""A name a stream or a client could send: a forged log line, an escape sequence, a bidi override."""
+SHOWN = "x\\x0a2026-12-05 INFO all good\\x1b[2J\\u202e"
+
+
+def test_a_warning_is_one_line_whatever_names_it_quotes() -> None:
+    # warnings go to logs (on_warning=logger.warning): a name is shown escaped, one line each
+    said: list[str] = []
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    message = {"id": "u", "role": "user", "content": "hi", WILD: 1}
+    result = agui.consume(
+        [start, {"type": "CUSTOM", "name": "n", "value": 1, WILD: 1}], on_warning=said.append
+    )
+    agui.decode({"type": "CUSTOM", "name": "n", "value": 1, WILD: 1}, on_warning=said.append)
+    agui.decode_message(message, on_warning=said.append)
+    request = {"threadId": "t", "runId": "r", "messages": [message], WILD: 1}
+    agui.parse_run_input(request, on_warning=said.append)
+    agui.build_run_input(request, on_warning=said.append)
+    assert len(said) == 7  # the inputs' warnings: the message's and the input's own
+    assert all(warning.isprintable() and SHOWN in warning for warning in said)
+    assert result.warnings[0] == said[0] == f"event 1 /{SHOWN}: removed unrecognised property"
+
+
+def test_an_errors_text_is_one_line_and_its_attributes_stay_exact() -> None:
+    error = agui.MalformedEvent("malformed-event", f"{WILD} is wrong", index=2, path=f"/{WILD}")
+    assert str(error) == f"[malformed-event] event 2 at /{SHOWN}: {SHOWN} is wrong"
+    assert (error.path, error.detail) == (f"/{WILD}", f"{WILD} is wrong")  # for code: exact
+    cut = agui.TransportError("cut", WILD)
+    assert str(cut) == f"[cut] {SHOWN}"
+    run = agui.consume(
+        [
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+            {"type": "RUN_ERROR", "message": WILD},
+        ]
+    )
+    error = run.runs[-1].error
+    assert error is not None
+    assert error.message == WILD  # the value itself, as sent
+
+
 def test_a_framing_failure_still_rejects_a_consumed_body() -> None:
     result = agui.consume_body(b"data: " + b"x" * 64 + b"\n\n", max_warnings=10)
     assert result.outcome == "failed"  # x... is not JSON: a MalformedEvent

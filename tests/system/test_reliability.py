@@ -58,6 +58,7 @@ from agui_msgspec import (
     consume_body,
     v1_1,
 )
+from agui_msgspec._errors import inert
 from agui_msgspec._wire.text import JSONLinesReader, PayloadReader, SSEReader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -480,8 +481,8 @@ def test_an_unknown_field_is_stripped_with_a_warning_at_its_pointer(
     _at(mutated[index], path)[key] = data.draw(json_values, label="value")
     result = consume(encode(mutated))
     assert verdict(result) is None
-    assert result.warnings == [
-        f"event {index} {pointer([*path, key])}: removed unrecognised property"
+    assert result.warnings == [  # one line: a control character in the key is shown escaped
+        inert(f"event {index} {pointer([*path, key])}: removed unrecognised property")
     ]
     assert outcome_of(result)[2:] == outcome_of(consume(encode(events)))[2:]
 

@@ -24,14 +24,13 @@ from agui_msgspec._errors import (
     MalformedEvent,
     UsageError,
     checked_bound,
-    checked_callback,
     too_deep,
     wrong_type,
 )
 from agui_msgspec._json import json_kind, pointer_from_msgspec
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility, translate_message
 from agui_msgspec._pipeline.enforce import Enforcer
-from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog, told
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 
 if TYPE_CHECKING:
@@ -313,8 +312,7 @@ def decode_message(
     retired binary part upgraded, None (with a warning) for a role the version does not
     know; a malformed known value raises ``MalformedEvent(rule="malformed-message")``."""
     bindings = bindings_for(version)
-    checked_callback("on_warning=", on_warning)
-    warn = on_warning or _ignore
+    warn = told(on_warning)
     try:
         document = decode_document(message, 0)
     except MalformedEvent as unreadable:
@@ -371,7 +369,3 @@ def _checked_middleware(middleware: object) -> tuple[Middleware, ...]:
 
 def _malformed_message(detail: str, path: str = "") -> MalformedEvent:
     return MalformedEvent("malformed-message", detail, path=path, subject="message")
-
-
-def _ignore(_message: str) -> None:
-    pass

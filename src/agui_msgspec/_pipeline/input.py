@@ -34,7 +34,7 @@ from agui_msgspec._errors import (
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token
 from agui_msgspec._pipeline.compat import downgrade_for_peer, read_peer_version, translate_input
 from agui_msgspec._pipeline.enforce import Enforcer
-from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog
+from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog, told
 from agui_msgspec._versions import (
     LATEST_VERSION,
     Bindings,
@@ -101,13 +101,12 @@ def build_run_input(
     this input resumes (``Run.interrupts`` of an interrupted run); ``now`` is when an
     ``expiresAt`` is judged (default: the clock).
     """
-    checked_callback("on_warning=", on_warning)
+    report = told(on_warning)
     interrupts = _checked_interrupts(interrupts)
     if now is not None and not isinstance(now, datetime):
         raise wrong_type("now=", now, "a datetime or None")
     if now is not None and now.tzinfo is None:  # read as UTC, as an expiresAt without a zone is
         now = now.replace(tzinfo=timezone.utc)
-    report = on_warning or (lambda _message: None)
     if peer_version is not None:
         read_peer_version(peer_version)  # a UsageError for one that is no version
     if isinstance(version, str):

@@ -3,13 +3,15 @@
 A hostile or merely chatty producer can make a warning per event; what is kept
 must not grow with the stream. The same kind of warning on the same path within
 a run is kept once, with a count (the ``on_warning`` callback still sees each).
+A warning is one line: a control character in a name it quotes is shown escaped, as a
+warning goes to logs (``on_warning=logger.warning``) that a stream must not write lines in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agui_msgspec._errors import checked_bound, checked_callback
+from agui_msgspec._errors import checked_bound, checked_callback, inert
 
 DEFAULT_MAX_WARNINGS = 1000
 """Distinct warnings kept per stream; past it, one summary line counts the rest."""
@@ -22,6 +24,19 @@ def cut(message: str) -> str:
     if len(message) <= MAX_WARNING_LENGTH:
         return message
     return message[: MAX_WARNING_LENGTH - 1] + "\u2026"
+
+
+def told(on_warning: Callable[[str], None] | None) -> Callable[[str], None]:
+    """What a stage warns with where no :class:`WarningLog` keeps the warnings: each one said
+    to ``on_warning`` (checked: a callable or None) as one line, or to no one."""
+    checked_callback("on_warning=", on_warning)
+    if on_warning is None:
+        return _ignore
+    return lambda message: on_warning(inert(message))
+
+
+def _ignore(_message: str) -> None:
+    pass
 
 
 def _split(message: str) -> tuple[str, str]:
@@ -69,7 +84,7 @@ class WarningLog:
 
     def warn(self, message: str) -> None:
         """Say ``message``: cut, kept as a warning of the current run, and passed on."""
-        message = cut(message)
+        message = cut(inert(message))
         event, kind = _split(message)
         self._say(message, event, kind)
 
@@ -78,6 +93,7 @@ class WarningLog:
         nor a letter, without finding the event number again (a warning per event is the
         path of a producer one version ahead)."""
         event = f"event {index}"
+        detail = inert(detail)
         message = event + detail
         if len(message) > MAX_WARNING_LENGTH:  # cut first: the kind is what is left of it
             self.warn(message)

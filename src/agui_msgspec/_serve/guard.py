@@ -39,6 +39,7 @@ from agui_msgspec._errors import (
     StreamError,
     TransportError,
     checked_callback,
+    inert,
     wrong_type,
 )
 from agui_msgspec._pipeline.consumer import VerifyingConsumer
@@ -127,14 +128,12 @@ class ProducerGuard:
         event = (
             "" if report.event is None else report.event[:_EVENT_EXCERPT].decode("utf-8", "replace")
         )
+        # one log line, whatever the request's path or the stream put in the names it quotes
         logger.warning(
-            "AG-UI stream of %s rejected: [%s] at event %s%s: %s; event: %s",
-            report.path,
-            violation.rule,
-            violation.index,
-            f" {violation.path}" if violation.path else "",
-            violation.detail,
-            event,
+            "AG-UI stream of %s rejected: %s; event: %s",
+            inert(report.path),
+            violation,
+            inert(event),
             extra={"agui_rule": violation.rule, "agui_index": violation.index},
         )
         if self.on_violation is not None:

@@ -33,6 +33,7 @@ from agui_msgspec._errors import (
     StreamError,
     TransportError,
     UsageError,
+    inert,
     wrong_type,
 )
 from agui_msgspec._http.client import HttpAgent
@@ -53,7 +54,6 @@ from agui_msgspec._tools.render import (
     event_line,
     finding_line,
     grouped_lines,
-    inert,
     message_line,
     render_json,
     render_junit,

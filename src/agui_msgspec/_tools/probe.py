@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from agui_msgspec._errors import inert
 from agui_msgspec._pipeline.consumer import MEDIA_TYPES
 from agui_msgspec._tools.render import (
     SARIF_SCHEMA,
     finding_line,
-    inert,
     render_junit,
     render_sarif,
     report_document,

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._errors import inert
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.lifecycle import Run
 from agui_msgspec._rules import RULES
@@ -20,27 +21,6 @@ _SAMPLES = 5  # indexes a grouped line shows
 _ID_KEYS = ("messageId", "toolCallId", "stepName", "subagentRunId", "runId", "name")
 _SARIF_LEVELS = {"violation": "error", "warning": "warning", "hint": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-# What a line for people never carries raw: control characters (C0, DEL, C1), the line and
-# paragraph separators and the bidirectional overrides (from a stream, they could retitle a
-# terminal, write its clipboard or fake a line: a LF, then "ACCEPTED"), and the two
-# noncharacters XML refuses.
-_INERT = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (
-        *range(0x20),
-        *range(0x7F, 0xA0),
-        *range(0x2028, 0x202F),
-        *range(0x2066, 0x206A),
-        0xFFFE,
-        0xFFFF,
-    )
-}
-
-
-def inert(text: str) -> str:
-    """``text`` with each of those characters shown escaped (``\\x1b``): a line of a report
-    is one line on a terminal, whatever a stream put in its ids, names and paths."""
-    return text.translate(_INERT)
 
 
 def render_json(report: Report) -> str:
