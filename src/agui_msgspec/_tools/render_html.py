@@ -31,8 +31,9 @@ def render_html(report: Report, title: str = "AG-UI stream") -> str:
 def render_html_steps(steps: Sequence[tuple[str, Report]], title: str = "AG-UI probe") -> str:
     """Several reports on one page (a probe's steps), each under its own heading."""
     data = msgspec.json.encode([_page_data(name, report) for name, report in steps])
-    # a "</" inside the JSON would end the script element: "<\/" is the same JSON string
-    embedded = data.replace(b"</", b"<\\/").decode()
+    # No "<" inside the script element: "</script" would end it, "<!--<script>" would make
+    # the parser read on past its end tag. In JSON a "<" is only ever inside a string.
+    embedded = data.replace(b"<", b"\\u003c").decode()
     return _PAGE.format(title=html.escape(title), data=embedded, style=_STYLE, script=_SCRIPT)
 
 
