@@ -87,6 +87,12 @@ def test_every_format_renders_a_payload_that_is_no_text() -> None:
         assert render(report).encode("utf-8")
 
 
+def test_junit_stays_xml_whatever_the_streams_name() -> None:
+    junit = render_junit(verify(sse(*HOSTILE)), name="run\x1b\x00.sse")
+    suite = ET.fromstring(junit)[0]
+    assert suite.get("name") == "agui-msgspec run\\x1b\\x00.sse"
+
+
 @pytest.mark.parametrize("group", [False, True])
 def test_text_shows_control_characters_escaped_one_line_each(group: bool) -> None:
     text = render_text(verify(sse(*HOSTILE)), group=group)

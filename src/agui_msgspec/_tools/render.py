@@ -253,6 +253,7 @@ def render_junit(report: Report, name: str = "stream") -> str:
     fails, a warning's or a hint's passes with its findings as output), and one for the
     verdict, so a CI's test view shows the stream's result and each rule's findings."""
     checked_report("render_junit()", report, name=name)
+    name = inert(name)  # a file's name may hold what XML cannot
     suite = ET.Element("testsuite", name=f"agui-msgspec {name}")
     verdict = ET.SubElement(suite, "testcase", classname=name, name="verdict")
     failures = 0
