@@ -35,7 +35,7 @@ from agui_msgspec._pipeline.consumer import (
 )
 from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 from agui_msgspec._pipeline.input import build_run_input, parse_run_input
-from agui_msgspec._pipeline.lifecycle import Run, RunStatus
+from agui_msgspec._pipeline.run import Run, RunStatus
 from agui_msgspec._versions import LATEST_VERSION as _LATEST_VERSION
 from agui_msgspec._versions import SUPPORTED_VERSIONS
 from agui_msgspec._wire.protobuf import (

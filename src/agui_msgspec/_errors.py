@@ -23,7 +23,7 @@ around ``parse_run_input`` keeps working; catch ``MalformedInput`` instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -250,10 +250,11 @@ class RunFailed(AguiError):
 
     Raised only when asked for: ``RunResult.raise_for_status()``. Attributes: ``result`` (the
     :class:`RunResult`, with what the run delivered before it) and ``error`` (its
-    ``RunErrorEvent``).
+    ``RunErrorEvent``). An ``except`` clause cannot know the agent's version, so ``error`` is
+    typed as the newest version's; an agent of ``version="1.0"`` raises with ``v1_0``'s.
     """
 
-    def __init__(self, result: RunResult) -> None:
+    def __init__(self, result: RunResult[Any, Any]) -> None:
         error = result.run.error
         if error is None:  # only a failed run is raised for, and it has its RUN_ERROR
             raise UsageError("RunFailed is for a run that failed (status 'failed')")

@@ -1,5 +1,5 @@
-"""The events Decoder and Consumer return are the version's own union, as a user's type
-checker sees them.
+"""What Decoder, Consumer, consume and the converters return is the version's own, as a
+user's type checker sees it.
 
 ``nox -s typecheck`` runs ``mypy --strict`` over this file: each annotated assignment fails
 to type-check if the return type is wider (``Struct``, ``Any`` would pass silently, so each
@@ -8,9 +8,25 @@ to type-check if the return type is wider (``Struct``, ``Any`` would pass silent
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import ag_ui.core as official
 import msgspec
 
-from agui_msgspec import Consumer, VerifyingConsumer, parse_run_input, v1_0, v1_1
+from agui_msgspec import (
+    Consumer,
+    Result,
+    Run,
+    VerifyingConsumer,
+    build_run_input,
+    consume,
+    consume_body,
+    from_official,
+    parse_run_input,
+    to_official,
+    v1_0,
+    v1_1,
+)
 from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 
 START = msgspec.json.encode({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
@@ -51,3 +67,84 @@ def test_inputs_and_messages_are_typed() -> None:
     assert typed.thread_id == "t"
     assert message is not None
     assert message.role == "user"
+
+
+FINISHED = msgspec.json.encode({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+FAILED = msgspec.json.encode({"type": "RUN_ERROR", "message": "boom"})
+HELLO = [
+    msgspec.json.encode(event)
+    for event in (
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+    )
+]
+
+
+def test_a_results_events_messages_and_runs_are_the_versions() -> None:
+    newest = consume([START, *HELLO, FINISHED])
+    events: list[v1_1.Event] = newest.events
+    messages: list[v1_1.Message] = newest.messages
+    error: v1_1.RunErrorEvent | None = newest.runs[0].error
+    assert type(events[0]) is v1_1.RunStartedEvent
+    assert type(messages[0]) is v1_1.AssistantMessage
+    assert error is None
+
+    older = consume_body(b"".join(b"data: " + p + b"\n\n" for p in [START, FAILED]), "1.0")
+    old_events: list[v1_0.Event] = older.events
+    old_error: v1_0.RunErrorEvent | None = older.runs[0].error
+    assert type(old_events[0]) is v1_0.RunStartedEvent
+    assert type(old_error) is v1_0.RunErrorEvent
+    wrong: v1_1.RunErrorEvent | None = older.runs[0].error  # type: ignore[assignment]
+    assert not isinstance(wrong, v1_1.RunErrorEvent)  # what the old typing claimed it was
+
+
+def test_a_consumers_messages_and_runs_are_the_versions() -> None:
+    consumer = Consumer("1.0")
+    consumer.feed_many([START, *HELLO, FINISHED])
+    messages: Sequence[v1_0.Message] = consumer.messages
+    runs: list[Run[v1_0.RunFinishedOutcome, v1_0.Interrupt, v1_0.RunErrorEvent, v1_0.TokenUsage]]
+    runs = consumer.runs
+    assert type(messages[0]) is v1_0.AssistantMessage
+    assert runs[0].status == "completed"
+    newest: Sequence[v1_1.Message] = Consumer().messages
+    assert list(newest) == []
+
+
+def test_a_bare_annotation_means_the_newest_version() -> None:
+    consumer: Consumer = Consumer()
+    result: Result = consume([START])
+    run: Run = result.runs[0]
+    older: Consumer = Consumer("1.0")  # type: ignore[assignment]
+    assert consumer.feed(START)[0].type == "RUN_STARTED"
+    assert run.outcome is None
+    assert isinstance(older, Consumer)
+
+
+def test_official_models_convert_to_the_versions_structs() -> None:
+    model = official.RunAgentInput(
+        thread_id="t",
+        run_id="r",
+        state=None,
+        messages=[],
+        tools=[],
+        context=[],
+        forwarded_props=None,
+    )
+    older: v1_0.RunAgentInput = from_official(model, "1.0")
+    back: official.RunAgentInput = to_official(older)
+    event: official.BaseEvent = official.RunStartedEvent(thread_id="t", run_id="r")
+    typed: v1_1.Event = from_official(event)
+    message: official.BaseMessage = official.UserMessage(id="u", content="hi")
+    typed_message: v1_0.Message = from_official(message, "1.0")
+    assert back.thread_id == older.thread_id == "t"
+    assert type(typed) is v1_1.RunStartedEvent
+    assert type(typed_message) is v1_0.UserMessage
+
+
+def test_a_version_string_builds_one_of_the_shipped_inputs() -> None:
+    version: str = "1.0"
+    built: v1_1.RunAgentInput | v1_0.RunAgentInput = build_run_input(
+        {"threadId": "t", "runId": "r", "messages": []}, version
+    )
+    assert type(built) is v1_0.RunAgentInput

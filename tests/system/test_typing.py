@@ -85,6 +85,11 @@ def test_the_entry_points_return_the_versions_own_types(user_sdk: tuple[int, str
         "Literal['active'] | Literal['completed'] | Literal['interrupted'] | "
         "Literal['cancelled'] | Literal['failed'] | Literal['truncated']"
     )
+    v10 = "agui_msgspec.v1_0"
+    assert types[12].startswith(f"{v10}.TextMessageStartEvent | {v10}.TextMessageContentEvent")
+    assert types[13] == f"{v10}.RunErrorEvent | None"
+    assert types[14].startswith(f"list[{v10}.DeveloperMessage | {v10}.SystemMessage")
+    assert types[15] == f"{v10}.RunAgentInput"
     assert "Any" not in " ".join(types)
 
 

@@ -50,7 +50,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, cast, overload
 
 import msgspec
 
@@ -70,8 +70,9 @@ from agui_msgspec._http.inflate import ACCEPT_ENCODING, Inflater, content_coding
 from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.compat import read_peer_version
 from agui_msgspec._pipeline.consumer import Consumer
+from agui_msgspec._pipeline.decode import EventT, MessageT
 from agui_msgspec._pipeline.input import build_run_input
-from agui_msgspec._pipeline.lifecycle import Run, RunStatus
+from agui_msgspec._pipeline.run import Run, RunStatus, RunT
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE
@@ -80,7 +81,8 @@ if TYPE_CHECKING:
     import ag_ui.core
     import httpx
 
-    from agui_msgspec import v1_1
+    from agui_msgspec import v1_0, v1_1
+    from agui_msgspec._pipeline.consumer import Run1_0
 
 RunInput: TypeAlias = "msgspec.Struct | dict[str, Any] | ag_ui.core.RunAgentInput"
 """What a run starts from: a ``RunAgentInput`` Struct, a wire-named dict, or the official one."""
@@ -100,22 +102,23 @@ _ACCEPT = f"{SSE_MEDIA_TYPE}, {PROTOBUF_MEDIA_TYPE}"
 _HEADER_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(rb"(?:[\x21-\x7e\x80-\xff]+(?:[ \t]+[\x21-\x7e\x80-\xff]+)*)?")
 T = TypeVar("T")
+ErrorT = TypeVar("ErrorT")
 
 
 @dataclass
-class RunResult:
+class RunResult(Generic[MessageT, RunT]):
     """What a run left: the result of ``run_agent`` and ``RunStream.result()``, a failed run's
     too (``status == "failed"``; :meth:`raise_for_status` raises for it).
 
-    The Structs are typed as the newest version's (``agui_msgspec.v1_1``); an agent of another
-    ``version=`` gives that version's of the same names.
+    Its Structs are the agent's version's: ``RunResult[v1_1.Message, Run]`` (a bare
+    ``RunResult``) for the default, ``v1_0``'s for ``version="1.0"``.
     """
 
-    runs: list[Run]
+    runs: list[RunT]
     """Every run the stream carried, in order; the last is the one this request started."""
-    messages: list[v1_1.Message]
+    messages: list[MessageT]
     """The conversation after the run: the input's messages as updated, then new ones (Structs)."""
-    new_messages: list[v1_1.Message]
+    new_messages: list[MessageT]
     """The messages whose ids the input did not have (``newMessages`` in ``@ag-ui/client``)."""
     state: v1_1.State
     """The agent state after the run: any JSON value."""
@@ -123,7 +126,7 @@ class RunResult:
     """What was stripped or dropped, from the outgoing input and the incoming events."""
 
     @property
-    def run(self) -> Run:
+    def run(self) -> RunT:
         """The run this request started: ``.status``, ``.outcome``, ``.interrupts``, ``.usage``."""
         return self.runs[-1]
 
@@ -134,11 +137,11 @@ class RunResult:
         return self.run.status
 
     @property
-    def error(self) -> v1_1.RunErrorEvent | None:
+    def error(self: RunResult[Any, Run[Any, Any, ErrorT, Any]]) -> ErrorT | None:
         """The run's ``RunErrorEvent`` when it failed, else None."""
         return self.run.error
 
-    def raise_for_status(self) -> RunResult:
+    def raise_for_status(self) -> RunResult[MessageT, RunT]:
         """Raise :class:`RunFailed` if the run failed (``RUN_ERROR``); else return the result,
         so ``result = (await agent.run_agent(input)).raise_for_status()`` reads as one step."""
         if self.run.status == "failed":
@@ -146,7 +149,7 @@ class RunResult:
         return self
 
 
-class HttpAgent:
+class HttpAgent(Generic[EventT, MessageT, RunT]):
     """An AG-UI agent behind an HTTP endpoint.
 
     ``headers`` are sent with every request (authorization, say); ``Accept``,
@@ -165,8 +168,57 @@ class HttpAgent:
     closes) one per run otherwise. ``peer_version`` is the protocol version of an
     agent known to speak an older one: the era shims it needs run both ways (README,
     "Older peers").
+
+    Its runs' events, messages and runs are its version's: ``HttpAgent(url)`` is
+    ``HttpAgent[v1_1.Event, v1_1.Message, Run]`` (a bare ``HttpAgent``), ``version="1.0"``
+    holds ``v1_0``'s, and generated bindings give ``HttpAgent[Any, Any, Any]``.
     """
 
+    @overload
+    def __init__(
+        self: HttpAgent[v1_1.Event, v1_1.Message, Run],
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        version: Literal["1.1"] = "1.1",
+        timeout: float | None = DEFAULT_TIMEOUT,
+        deadline: float | None = None,
+        event_timeout: float | None = DEFAULT_EVENT_TIMEOUT,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        client: httpx.AsyncClient | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: HttpAgent[v1_0.Event, v1_0.Message, Run1_0],
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        version: Literal["1.0"],
+        timeout: float | None = DEFAULT_TIMEOUT,
+        deadline: float | None = None,
+        event_timeout: float | None = DEFAULT_EVENT_TIMEOUT,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        client: httpx.AsyncClient | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: HttpAgent[Any, Any, Any],
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        version: VersionLike,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        deadline: float | None = None,
+        event_timeout: float | None = DEFAULT_EVENT_TIMEOUT,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        client: httpx.AsyncClient | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
+    ) -> None: ...
     def __init__(
         self,
         url: str,
@@ -241,7 +293,7 @@ class HttpAgent:
     def __repr__(self) -> str:
         return f"HttpAgent({self._shown_url!r})"
 
-    def run(self, input: RunInput) -> RunStream:
+    def run(self, input: RunInput) -> RunStream[EventT, MessageT, RunT]:
         """Start a run: iterate the returned stream for its events, then await ``result()``.
 
         ``input`` is a ``RunAgentInput`` Struct or wire-named dict; it is enforced
@@ -252,13 +304,13 @@ class HttpAgent:
         """
         return RunStream(self, input)
 
-    async def run_agent(self, input: RunInput) -> RunResult:
+    async def run_agent(self, input: RunInput) -> RunResult[MessageT, RunT]:
         """Run to the end and return the result (a failed run too: see ``status``); raises as
         :meth:`RunStream.result` does."""
         async with self.run(input) as stream:
             return await stream.result()
 
-    def run_sync(self, input: RunInput) -> RunResult:
+    def run_sync(self, input: RunInput) -> RunResult[MessageT, RunT]:
         """:meth:`run_agent` for code without an event loop (it runs one); from inside a running
         loop it raises :class:`UsageError` (await :meth:`run_agent` there)."""
         import asyncio  # noqa: PLC0415
@@ -270,7 +322,7 @@ class HttpAgent:
         raise UsageError("run_sync was called inside a running event loop: await run_agent()")
 
 
-class RunStream:
+class RunStream(Generic[EventT, MessageT, RunT]):
     """One run over HTTP: an async iterator of typed events, then :meth:`result`.
 
     Use it as ``async with agent.run(input) as stream:`` so the response is
@@ -281,7 +333,7 @@ class RunStream:
     live, and keep what was delivered after a failure.
     """
 
-    def __init__(self, agent: HttpAgent, input: RunInput) -> None:
+    def __init__(self, agent: HttpAgent[EventT, MessageT, RunT], input: RunInput) -> None:
         self._agent = agent
         thread_id = (
             input.get("threadId")
@@ -303,7 +355,7 @@ class RunStream:
         self._body = encode_json(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
-        self._consumer = Consumer(
+        self._consumer: Consumer[EventT, MessageT, RunT] = Consumer(
             agent.version,
             on_warning=agent.on_warning,
             input=prepared,
@@ -323,7 +375,7 @@ class RunStream:
         self._events = self._iterate()
 
     @property
-    def runs(self) -> list[Run]:
+    def runs(self) -> list[RunT]:
         """The runs so far; the last one's ``status`` is ``active`` while it streams."""
         return self._consumer.runs
 
@@ -334,7 +386,7 @@ class RunStream:
         return self._consumer.warnings
 
     @property
-    def messages(self) -> Sequence[v1_1.Message]:
+    def messages(self) -> Sequence[MessageT]:
         """The conversation so far: the input's messages and what the stream assembled (live
         and read-only, as ``Consumer.messages``)."""
         return self._consumer.messages
@@ -344,17 +396,17 @@ class RunStream:
         """The agent state so far: the input's, then as snapshots and deltas left it."""
         return self._consumer.state
 
-    async def __aenter__(self) -> RunStream:
+    async def __aenter__(self) -> RunStream[EventT, MessageT, RunT]:
         await self._open()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def __aiter__(self) -> RunStream:
+    def __aiter__(self) -> RunStream[EventT, MessageT, RunT]:
         return self
 
-    async def __anext__(self) -> v1_1.Event:
+    async def __anext__(self) -> EventT:
         return await self._events.__anext__()
 
     async def aclose(self) -> None:
@@ -364,7 +416,7 @@ class RunStream:
         if not self._ended and self._failure is None:
             self._failure = UsageError("the stream was closed before it ended, so it has no result")
 
-    async def result(self) -> RunResult:
+    async def result(self) -> RunResult[MessageT, RunT]:
         """Read the rest of the stream, then the result.
 
         A run that reported ``RUN_ERROR`` is a result, ``status == "failed"`` with the event as
@@ -463,7 +515,7 @@ class RunStream:
         except _DeadlinePassed:
             raise self._deadline_error(None) from None
 
-    async def _iterate(self) -> AsyncGenerator[v1_1.Event, None]:
+    async def _iterate(self) -> AsyncGenerator[EventT, None]:
         import httpx  # noqa: PLC0415
 
         await self._open()
@@ -577,7 +629,7 @@ class RunStream:
         finally:
             timer.cancel()
 
-    def _deadline_error(self, consumer: Consumer | None) -> TransportError:
+    def _deadline_error(self, consumer: Consumer[Any, Any, Any] | None) -> TransportError:
         return TransportError(
             "deadline",
             f"the run took longer than the deadline ({self._agent.deadline} s: "
@@ -585,7 +637,7 @@ class RunStream:
             index=None if consumer is None else consumer.event_index,
         )
 
-    def _event_overdue(self, consumer: Consumer) -> TransportError:
+    def _event_overdue(self, consumer: Consumer[Any, Any, Any]) -> TransportError:
         return TransportError(
             "event-timeout",
             f"an event began arriving and did not complete within {self._agent.event_timeout} s "
@@ -593,7 +645,9 @@ class RunStream:
             index=consumer.event_index,
         )
 
-    def _transport_error(self, exc: Exception, consumer: Consumer | None) -> TransportError:
+    def _transport_error(
+        self, exc: Exception, consumer: Consumer[Any, Any, Any] | None
+    ) -> TransportError:
         """The rule a failure of httpx breaks: ``consumer`` is None before the response."""
         import httpx  # noqa: PLC0415
 
@@ -644,7 +698,9 @@ class _EventOverdue(_DeadlinePassed):
     """An event that began arriving did not complete within ``event_timeout``."""
 
 
-def _redirect_target(response: httpx.Response, agent: HttpAgent, follow: bool) -> httpx.URL | None:
+def _redirect_target(
+    response: httpx.Response, agent: HttpAgent[Any, Any, Any], follow: bool
+) -> httpx.URL | None:
     """Where to send the run again, or None to read ``response`` as the answer.
 
     A redirect is followed only when the client follows redirects, only with the method and

@@ -15,7 +15,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 import msgspec
 from msgspec import UNSET
@@ -31,18 +31,18 @@ from agui_msgspec._errors import (
     too_deep,
     wrong_type,
 )
-from agui_msgspec._pipeline.decode import Decoder, EventT, Middleware, Repeats
+from agui_msgspec._pipeline.decode import Decoder, EventT, MessageT, Middleware, Repeats
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.input import typed_input
 from agui_msgspec._pipeline.lifecycle import (
     DEFAULT_MAX_CLOSED_ITEMS,
     DEFAULT_MAX_OPEN_ITEMS,
     Lifecycle,
-    Run,
     StreamState,
 )
 from agui_msgspec._pipeline.patch import StateBounds
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE, Reducer
+from agui_msgspec._pipeline.run import Run, RunT
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS
 from agui_msgspec._versions import (
     LATEST_VERSION,
@@ -62,6 +62,8 @@ from agui_msgspec._wire.text import (
 
 if TYPE_CHECKING:
     from agui_msgspec import v1_0, v1_1
+
+    Run1_0 = Run[v1_0.RunFinishedOutcome, v1_0.Interrupt, v1_0.RunErrorEvent, v1_0.TokenUsage]
 
 __all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
 
@@ -147,10 +149,13 @@ class _VerdictReducer:
         return self._reducer.apply(event, index) if kept else _discard
 
 
-class Consumer(Generic[EventT]):
+class Consumer(Generic[EventT, MessageT, RunT]):
     """Incremental consumer for one stream: the bytes of its body with :meth:`receive`, or
     its payloads with :meth:`feed` and :meth:`feed_many`, then :meth:`close`. The events
-    it returns are the version's event union (``v1_1.Event`` for the default).
+    it returns, its messages and its runs are the version's: to a type checker,
+    ``Consumer()`` is ``Consumer[v1_1.Event, v1_1.Message, Run]`` (what a bare ``Consumer``
+    annotation means), ``Consumer("1.0")`` holds ``v1_0``'s, and generated bindings give
+    ``Consumer[Any, Any, Any]``.
 
     It decodes through a :class:`Decoder` (the tolerant decode: compatibility, middleware,
     enforcement), then expands chunks, verifies the run lifecycle and reduces.
@@ -172,7 +177,7 @@ class Consumer(Generic[EventT]):
 
     @overload
     def __init__(
-        self: Consumer[v1_1.Event],
+        self: Consumer[v1_1.Event, v1_1.Message, Run],
         version: Literal["1.1"] = "1.1",
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
@@ -188,7 +193,7 @@ class Consumer(Generic[EventT]):
     ) -> None: ...
     @overload
     def __init__(
-        self: Consumer[v1_0.Event],
+        self: Consumer[v1_0.Event, v1_0.Message, Run1_0],
         version: Literal["1.0"],
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
@@ -204,7 +209,7 @@ class Consumer(Generic[EventT]):
     ) -> None: ...
     @overload
     def __init__(
-        self: Consumer[Any],
+        self: Consumer[Any, Any, Any],
         version: VersionLike,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
@@ -286,12 +291,12 @@ class Consumer(Generic[EventT]):
         self._compacted_at = 0  # the event index at the reducer's last compaction
 
     @property
-    def runs(self) -> list[Run]:
+    def runs(self) -> list[RunT]:
         """Every run so far, in order (a :class:`VerifyingConsumer`: the latest only)."""
-        return self._lifecycle.runs
+        return cast("list[RunT]", self._lifecycle.runs)  # the lifecycle's runs hold any version's
 
     @property
-    def messages(self) -> Sequence[Any]:
+    def messages(self) -> Sequence[MessageT]:
         """The messages after the reducer, as message Structs: the same read-only list at
         every read, brought up to date by the read (``list(consumer.messages)`` keeps one)."""
         return self._reducer.messages
@@ -642,7 +647,7 @@ class Consumer(Generic[EventT]):
     _keeps_conversation = True
     """Whether the reducer keeps the messages (a :class:`VerifyingConsumer` does not)."""
 
-    def result(self, delivered: list[Any]) -> Result:
+    def result(self, delivered: list[Any]) -> Result[EventT, MessageT, RunT]:
         """The verdict so far, with ``delivered`` as the events the application received."""
         return Result(
             outcome="failed" if self._violation is not None else "completed",
@@ -655,7 +660,7 @@ class Consumer(Generic[EventT]):
         )
 
 
-class VerifyingConsumer(Consumer[EventT]):
+class VerifyingConsumer(Consumer[EventT, MessageT, RunT]):
     """A :class:`Consumer` for the verdict alone: the same decode, expansion, lifecycle and
     rules, the same violations at the same events, in memory bounded by what is open, not
     by what was said. It keeps the state and the activity messages (their bounds and
@@ -671,7 +676,7 @@ class VerifyingConsumer(Consumer[EventT]):
 
         @overload
         def __init__(
-            self: VerifyingConsumer[v1_1.Event],
+            self: VerifyingConsumer[v1_1.Event, v1_1.Message, Run],
             version: Literal["1.1"] = "1.1",
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
@@ -687,7 +692,7 @@ class VerifyingConsumer(Consumer[EventT]):
         ) -> None: ...
         @overload
         def __init__(
-            self: VerifyingConsumer[v1_0.Event],
+            self: VerifyingConsumer[v1_0.Event, v1_0.Message, Run1_0],
             version: Literal["1.0"],
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
@@ -703,7 +708,7 @@ class VerifyingConsumer(Consumer[EventT]):
         ) -> None: ...
         @overload
         def __init__(
-            self: VerifyingConsumer[Any],
+            self: VerifyingConsumer[Any, Any, Any],
             version: VersionLike,
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
@@ -721,11 +726,12 @@ class VerifyingConsumer(Consumer[EventT]):
 
 
 @dataclass
-class Result:
+class Result(Generic[EventT, MessageT, RunT]):
     """What ``consume`` found: the verdict, and everything delivered before any failure.
 
-    The Structs are typed as the newest version's (``agui_msgspec.v1_1``); with another
-    ``version=`` they are that version's of the same names.
+    Its Structs are the version's, as :class:`Consumer`'s are: ``consume(...)`` gives
+    ``Result[v1_1.Event, v1_1.Message, Run]`` (a bare ``Result``), ``version="1.0"``
+    ``v1_0``'s, and generated bindings ``Result[Any, Any, Any]``.
     """
 
     outcome: Literal["completed", "failed"]
@@ -733,18 +739,66 @@ class Result:
     violation: StreamError | None
     """What rejected the stream: a :class:`ProtocolViolation`, or a :class:`TransportError`
     for bytes that could not be framed (an oversized event); None when it was accepted."""
-    events: list[v1_1.Event] = field(default_factory=list)
+    events: list[EventT] = field(default_factory=list)
     """The typed events delivered, in order (chunks expanded); what passed before a failure."""
     warnings: list[str] = field(default_factory=list)
     """One per stripped path, dropped event or version notice (bounded: ``max_warnings``)."""
-    runs: list[Run] = field(default_factory=list)
+    runs: list[RunT] = field(default_factory=list)
     """Every run the stream carried, in order."""
-    messages: list[v1_1.Message] = field(default_factory=list)
+    messages: list[MessageT] = field(default_factory=list)
     """The conversation after the reducer: the input's messages, then the stream's."""
     state: v1_1.State = None
     """The agent state: any JSON value (None before any)."""
 
 
+@overload
+def consume(
+    events: Iterable[Payload],
+    version: Literal["1.1"] = "1.1",
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[v1_1.Event, v1_1.Message, Run]: ...
+@overload
+def consume(
+    events: Iterable[Payload],
+    version: Literal["1.0"],
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[v1_0.Event, v1_0.Message, Run1_0]: ...
+@overload
+def consume(
+    events: Iterable[Payload],
+    version: VersionLike,
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[Any, Any, Any]: ...
 def consume(
     events: Iterable[Payload],
     version: VersionLike = LATEST_VERSION,
@@ -759,7 +813,7 @@ def consume(
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
     peer_version: str | None = None,
-) -> Result:
+) -> Result[Any, Any, Any]:
     """Run a whole stream through the consumer; never raises for a bad stream.
 
     ``keep_events=False`` keeps only the verdict, runs, messages and state, so a
@@ -769,7 +823,7 @@ def consume(
     if not isinstance(events, Iterable):
         raise wrong_type("consume()", events, "an iterable of payloads")
 
-    def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
+    def run(consumer: Consumer[Any, Any, Any], delivered: list[msgspec.Struct] | None) -> None:
         consumer._feed_many(events, delivered)
         consumer.close()
 
@@ -791,6 +845,54 @@ def consume(
     )
 
 
+@overload
+def consume_body(
+    body: bytes | bytearray | memoryview | Iterable[bytes],
+    version: Literal["1.1"] = "1.1",
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[v1_1.Event, v1_1.Message, Run]: ...
+@overload
+def consume_body(
+    body: bytes | bytearray | memoryview | Iterable[bytes],
+    version: Literal["1.0"],
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[v1_0.Event, v1_0.Message, Run1_0]: ...
+@overload
+def consume_body(
+    body: bytes | bytearray | memoryview | Iterable[bytes],
+    version: VersionLike,
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Sequence[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[Any, Any, Any]: ...
 def consume_body(
     body: bytes | bytearray | memoryview | Iterable[bytes],
     version: VersionLike = LATEST_VERSION,
@@ -805,7 +907,7 @@ def consume_body(
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
     peer_version: str | None = None,
-) -> Result:
+) -> Result[Any, Any, Any]:
     """``consume`` for a response body: bytes, or an iterable of byte chunks as they arrive.
 
     The body is read as :meth:`Consumer.receive` reads it: protobuf frames if its first
@@ -817,7 +919,7 @@ def consume_body(
     if not isinstance(body, Iterable):
         raise wrong_type("consume_body()", body, "bytes or an iterable of bytes")
 
-    def run(consumer: Consumer, delivered: list[msgspec.Struct] | None) -> None:
+    def run(consumer: Consumer[Any, Any, Any], delivered: list[msgspec.Struct] | None) -> None:
         chunks = _slices(body) if isinstance(body, (bytes, bytearray, memoryview)) else body
         for chunk in chunks:
             consumer._receive(chunk, delivered)  # receive(), less a list of events per chunk
@@ -867,10 +969,10 @@ def told_format(head: bytes) -> BodyFormat | None:
 
 
 def _reported(
-    make_consumer: Callable[[], Consumer],
+    make_consumer: Callable[[], Consumer[Any, Any, Any]],
     keep_events: bool,
-    run: Callable[[Consumer, list[msgspec.Struct] | None], None],
-) -> Result:
+    run: Callable[[Consumer[Any, Any, Any], list[msgspec.Struct] | None], None],
+) -> Result[Any, Any, Any]:
     """The result of a whole stream, which ``run`` feeds to the consumer and closes; a
     violation is reported on it, not raised."""
     try:

@@ -15,7 +15,7 @@ expansion: a ``*_CHUNK`` event comes back as the typed chunk event it is.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload
 
 import msgspec
 
@@ -38,13 +38,23 @@ if TYPE_CHECKING:
 
     from agui_msgspec import v1_0, v1_1
 
-    # Defaulted, so a bare ``Decoder`` or ``Consumer`` annotation means any version's events;
-    # the runtime's TypeVar takes no default before Python 3.13.
-    EventT = TypeVar("EventT", default=Any)
+    # Defaulted to the newest version's, as ``Decoder()`` and ``Consumer()`` make: a bare
+    # annotation means those; the runtime's TypeVar takes no default before Python 3.13.
+    EventT = TypeVar("EventT", default=v1_1.Event)
+    MessageT = TypeVar("MessageT", bound="Identified", default=v1_1.Message)
 else:
     from typing import TypeVar
 
     EventT = TypeVar("EventT")
+    MessageT = TypeVar("MessageT", bound="Identified")
+
+
+class Identified(Protocol):
+    """A message of any version: each has its id."""
+
+    @property
+    def id(self) -> str: ...
+
 
 Repeats = tuple[int, int, list[str]]
 """Warnings left to say: each detail about each of ``count`` events from ``index`` on."""

@@ -70,10 +70,21 @@ def build_run_input(
     interrupts: Sequence[Any] = (),
     now: datetime | None = None,
 ) -> v1_0.RunAgentInput: ...
+# A version string names a shipped version (any other raises UsageError): one of theirs.
 @overload
 def build_run_input(
     input: Any,
-    version: VersionLike,
+    version: str,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    peer_version: str | None = None,
+    interrupts: Sequence[Any] = (),
+    now: datetime | None = None,
+) -> v1_1.RunAgentInput | v1_0.RunAgentInput: ...
+@overload
+def build_run_input(
+    input: Any,
+    version: Bindings,
     *,
     on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
@@ -176,7 +187,15 @@ def parse_run_input(
 @overload
 def parse_run_input(
     body: Any,
-    version: VersionLike,
+    version: str,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+) -> v1_1.RunAgentInput | v1_0.RunAgentInput: ...
+@overload
+def parse_run_input(
+    body: Any,
+    version: Bindings,
     *,
     on_warning: Callable[[str], None] | None = None,
     max_warnings: int = DEFAULT_MAX_WARNINGS,

@@ -16,18 +16,13 @@ Each rule has a stable id, used in :attr:`ProtocolViolation.rule`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from msgspec import UNSET
 
 from agui_msgspec._errors import LifecycleViolation, ProtocolViolation
-
-if TYPE_CHECKING:
-    from agui_msgspec import v1_1
-
-RunStatus = Literal["active", "completed", "interrupted", "cancelled", "failed", "truncated"]
-"""Where a run stands: ``active`` while it streams, then how it ended (``failed``: RUN_ERROR)."""
+from agui_msgspec._pipeline.run import Run, RunStatus
 
 
 class StreamState(enum.Enum):
@@ -140,51 +135,6 @@ reasoning, and those a snapshot restated or a tool call named), for the attribut
 reopen: the same kind of bound, so a run's memory does not grow with what it said."""
 
 
-@dataclass
-class Run:
-    """One run of the stream, as the consumer saw it.
-
-    The Structs are typed as the newest version's (``agui_msgspec.v1_1``); a consumer of
-    another version (``"1.0"``, generated bindings) holds that version's of the same names.
-    """
-
-    thread_id: str | None
-    run_id: str | None
-    status: RunStatus = "active"
-    parent_run_id: str | None = None
-    protocol_version: str | None = None
-    """What the producer declared on RUN_STARTED; None for a pre-versioning peer."""
-    outcome: v1_1.RunFinishedOutcome | None = None
-    """The RUN_FINISHED outcome Struct, or None (absent or stripped: a success)."""
-    interrupts: list[v1_1.Interrupt] = field(default_factory=list)
-    """The interrupts an ``interrupt`` outcome stopped the run on."""
-    result: v1_1.NonNullValue | None = None
-    """RUN_FINISHED's ``result``: any JSON value but null, or None when absent."""
-    error: v1_1.RunErrorEvent | None = None
-    """The RunErrorEvent, for a failed run."""
-    usage: list[v1_1.TokenUsage] = field(default_factory=list)
-    """TokenUsage entries from RUN_FINISHED or RUN_ERROR."""
-    pending_tool_calls: list[str] = field(default_factory=list)
-    """Ids of the tool calls the run left without a result, in the order they were made, once
-    it ended: the application's to answer (events/tool-calls, "Frontend tools")."""
-    pending_source: Literal["producer", "stream"] | None = None
-    """Where :attr:`pending_tool_calls` came from: the success outcome's non-empty
-    ``pendingToolCallIds`` (``producer``), or the stream (``stream``: every call the run
-    started that no ``TOOL_CALL_RESULT`` or snapshot tool message answered); None while active."""
-
-    def total_tokens(self) -> int | None:
-        """Sum of ``total_tokens`` over the usage entries; None unless every entry reports it.
-
-        An absent count is unknown, not zero, so a partial sum would understate.
-        """
-        counts: list[int] = []
-        for entry in self.usage:
-            if entry.total_tokens is UNSET:
-                return None
-            counts.append(entry.total_tokens)
-        return sum(counts) if counts else None
-
-
 _STATUS_BY_OUTCOME: dict[str, RunStatus] = {"interrupt": "interrupted", "cancelled": "cancelled"}
 
 
@@ -216,7 +166,7 @@ class Lifecycle:
         self.max_open_items = max_open_items
         self.max_closed_items = max_closed_items
         self._keeps_history = keeps_history
-        self.runs: list[Run] = []
+        self.runs: list[Run[Any, Any, Any, Any]] = []
         self.runs_started = 0  # RUN_STARTED events and runs a RUN_ERROR opened
         # kind → item key → the owner (subagentRunId, or None for the parent) that opened it
         self._open: dict[Kind, dict[Any, str | None]] = {kind: {} for kind in _OPEN_ORDER}
@@ -307,7 +257,7 @@ class Lifecycle:
             )
         )
 
-    def _add_run(self, run: Run) -> None:
+    def _add_run(self, run: Run[Any, Any, Any, Any]) -> None:
         self.runs_started += 1
         if not self._keeps_history:
             self.runs.clear()
@@ -358,7 +308,7 @@ class Lifecycle:
             self._settle_pending(run, None)
         self._clear()
 
-    def _settle_pending(self, run: Run, outcome: Any) -> None:
+    def _settle_pending(self, run: Run[Any, Any, Any, Any], outcome: Any) -> None:
         """The ended run's unanswered tool calls: the producer's list when it sent a non-empty
         one; otherwise derived, as absence must not read as "nothing pending" (events/tool-calls)."""
         stated = getattr(outcome, "pending_tool_call_ids", UNSET) if outcome is not None else UNSET

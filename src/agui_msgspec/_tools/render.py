@@ -11,7 +11,7 @@ import msgspec
 
 from agui_msgspec._errors import inert
 from agui_msgspec._pipeline.consumer import Result
-from agui_msgspec._pipeline.lifecycle import Run
+from agui_msgspec._pipeline.run import Run
 from agui_msgspec._rules import RULES
 from agui_msgspec._tools.verify import Finding, Report, ReportEvent, checked_report
 

@@ -91,3 +91,14 @@ async def revealed_stream(stream: agui.RunStream) -> None:
     async for event in stream:
         reveal_type(event)
     reveal_type((await stream.result()).status)
+
+
+async def revealed_older(url: str, body: bytes, model: official.RunAgentInput) -> None:
+    """An agent, a result and a conversion of version 1.0 hold its own Structs."""
+    agent = agui.HttpAgent(url, version="1.0")
+    async with agent.run(agui.build_run_input(model, "1.0")) as stream:
+        async for event in stream:
+            reveal_type(event)
+        reveal_type((await stream.result()).error)
+    reveal_type(agui.consume([body], "1.0").messages)
+    reveal_type(agui.from_official(model, "1.0"))
