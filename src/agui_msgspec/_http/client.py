@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     import httpx
 
     from agui_msgspec import v1_0, v1_1
-    from agui_msgspec._pipeline.consumer import Run1_0
+    from agui_msgspec._pipeline.run import Run1_0
 
 RunInput: TypeAlias = "msgspec.Struct | dict[str, Any] | ag_ui.core.RunAgentInput"
 """What a run starts from: a ``RunAgentInput`` Struct, a wire-named dict, or the official one."""

@@ -62,8 +62,7 @@ from agui_msgspec._wire.text import (
 
 if TYPE_CHECKING:
     from agui_msgspec import v1_0, v1_1
-
-    Run1_0 = Run[v1_0.RunFinishedOutcome, v1_0.Interrupt, v1_0.RunErrorEvent, v1_0.TokenUsage]
+    from agui_msgspec._pipeline.run import Run1_0
 
 __all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
 

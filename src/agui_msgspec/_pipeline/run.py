@@ -14,7 +14,7 @@ from msgspec import UNSET, UnsetType
 if TYPE_CHECKING:
     from typing_extensions import TypeVar
 
-    from agui_msgspec import v1_1
+    from agui_msgspec import v1_0, v1_1
 
     # A run's Structs are its version's; unparametrised, ``Run`` is the newest version's.
     OutcomeT = TypeVar("OutcomeT", default=v1_1.RunFinishedOutcome)
@@ -89,5 +89,6 @@ class Run(Generic[OutcomeT, InterruptT, ErrorT, UsageT]):
 if TYPE_CHECKING:
     # The runs a consumer keeps: its version's (``Run`` alone for the newest).
     RunT = TypeVar("RunT", bound=Run[Any, Any, Any, Any], default=Run)
+    Run1_0 = Run[v1_0.RunFinishedOutcome, v1_0.Interrupt, v1_0.RunErrorEvent, v1_0.TokenUsage]
 else:
     RunT = TypeVar("RunT", bound=Run)
