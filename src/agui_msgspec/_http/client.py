@@ -102,7 +102,7 @@ _ACCEPT = f"{SSE_MEDIA_TYPE}, {PROTOBUF_MEDIA_TYPE}"
 _HEADER_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(rb"(?:[\x21-\x7e\x80-\xff]+(?:[ \t]+[\x21-\x7e\x80-\xff]+)*)?")
 T = TypeVar("T")
-ErrorT = TypeVar("ErrorT")
+ErrorT = TypeVar("ErrorT")  # RunResult.error reads its run's error type out of RunT by self type
 
 
 @dataclass
