@@ -8,7 +8,7 @@ exception is an :class:`AguiError`: nothing else escapes a public entry point.
 
 import importlib
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from agui_msgspec import v1_1
 from agui_msgspec.__about__ import __version__ as __version__
@@ -170,7 +170,7 @@ if TYPE_CHECKING:  # a type checker sees what the module __getattr__ below serve
     from agui_msgspec.v1_1 import encoder as encoder
     from agui_msgspec.v1_1 import event_decoder as event_decoder
 
-PROTOCOL_VERSION = _LATEST_VERSION
+PROTOCOL_VERSION: Final = _LATEST_VERSION
 """The newest frozen protocol version (``"1.1"``): every ``version=`` defaults to it."""
 
 __all__ = [  # noqa: RUF022  (grouped by concern, as the docs index them, not sorted)

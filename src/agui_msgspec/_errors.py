@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import msgspec
 
 if TYPE_CHECKING:
-    from agui_msgspec import v1_1
+    from agui_msgspec import v1_0, v1_1
     from agui_msgspec._http.client import RunResult
 
 
@@ -250,8 +250,8 @@ class RunFailed(AguiError):
 
     Raised only when asked for: ``RunResult.raise_for_status()``. Attributes: ``result`` (the
     :class:`RunResult`, with what the run delivered before it) and ``error`` (its
-    ``RunErrorEvent``). An ``except`` clause cannot know the agent's version, so ``error`` is
-    typed as the newest version's; an agent of ``version="1.0"`` raises with ``v1_0``'s.
+    ``RunErrorEvent``: ``v1_1``'s, or ``v1_0``'s from an agent of ``version="1.0"``; an
+    ``except`` clause cannot know which, so it is typed as either).
     """
 
     def __init__(self, result: RunResult[Any, Any]) -> None:
@@ -259,7 +259,7 @@ class RunFailed(AguiError):
         if error is None:  # only a failed run is raised for, and it has its RUN_ERROR
             raise UsageError("RunFailed is for a run that failed (status 'failed')")
         self.result = result
-        self.error: v1_1.RunErrorEvent = error
+        self.error: v1_1.RunErrorEvent | v1_0.RunErrorEvent = error
         code = self.error.code
         suffix = "" if code is msgspec.UNSET else f" ({code})"
         super().__init__(inert(f"the run failed: {self.error.message}{suffix}"))

@@ -9,15 +9,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Final, Literal, Protocol, TypeAlias
 
 import msgspec
 
 from agui_msgspec._errors import UsageError, wrong_type
 
-SUPPORTED_VERSIONS = ("1.0", "1.1")
+SUPPORTED_VERSIONS: Final[tuple[Literal["1.0"], Literal["1.1"]]] = ("1.0", "1.1")
 """The protocol versions a ``version=`` string may name: each has bindings in the package."""
-LATEST_VERSION = SUPPORTED_VERSIONS[-1]
+LATEST_VERSION: Final = SUPPORTED_VERSIONS[-1]
 """The newest of them: every ``version=`` defaults to it (``agui_msgspec.PROTOCOL_VERSION``)."""
 
 

@@ -12,11 +12,15 @@ from collections.abc import Sequence
 
 import ag_ui.core as official
 import msgspec
+import pytest
 
 from agui_msgspec import (
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     Consumer,
     Result,
     Run,
+    UsageError,
     VerifyingConsumer,
     build_run_input,
     consume,
@@ -148,3 +152,25 @@ def test_a_version_string_builds_one_of_the_shipped_inputs() -> None:
         {"threadId": "t", "runId": "r", "messages": []}, version
     )
     assert type(built) is v1_0.RunAgentInput
+
+
+def test_the_version_constants_keep_the_versions_types() -> None:
+    newest: list[v1_1.Event] = Consumer(PROTOCOL_VERSION).feed(START)
+    older: list[v1_0.Event] = Consumer(SUPPORTED_VERSIONS[0]).feed(START)
+    assert type(newest[0]) is v1_1.RunStartedEvent
+    assert type(older[0]) is v1_0.RunStartedEvent
+
+
+def test_what_the_runtime_takes_its_annotations_take() -> None:
+    consumer = Consumer()
+    events = consumer.receive(bytearray(b"data: " + START + b"\n\n"))
+    events += consumer.receive(memoryview(b"data: " + FAILED + b"\n\n"))
+    assert [event.type for event in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert len(Consumer().feed_many(payload for payload in [START, *HELLO])) == 4
+    assert consume_body([bytearray(b"data: " + START + b"\n\n")]).events
+
+
+def test_a_verifiers_messages_never_return() -> None:
+    verifier = VerifyingConsumer()
+    with pytest.raises(UsageError):
+        print(verifier.messages)  # NoReturn: mypy --warn-unreachable flags code after it

@@ -15,7 +15,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, cast, overload
 
 import msgspec
 from msgspec import UNSET
@@ -180,7 +180,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
         version: Literal["1.1"] = "1.1",
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
         max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -196,7 +196,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
         version: Literal["1.0"],
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
         max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -212,7 +212,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
         version: VersionLike,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
         max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -227,7 +227,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
         version: VersionLike = LATEST_VERSION,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
         max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -353,7 +353,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
             raise UsageError("the body has started: name its media type before receive()")
         self._start_reader(body_format)
 
-    def receive(self, chunk: bytes) -> list[EventT]:
+    def receive(self, chunk: bytes | bytearray | memoryview) -> list[EventT]:
         """Take the next bytes of the response body; return the events they complete.
 
         Without :meth:`set_media_type` the first bytes tell the body's format: protobuf
@@ -373,9 +373,13 @@ class Consumer(Generic[EventT, MessageT, RunT]):
             raise
         return delivered
 
-    def _receive(self, chunk: bytes, delivered: list[msgspec.Struct] | None) -> None:
-        if not isinstance(chunk, (bytes, bytearray, memoryview)):
-            raise wrong_type("receive()", chunk, "bytes")
+    def _receive(
+        self, chunk: bytes | bytearray | memoryview, delivered: list[msgspec.Struct] | None
+    ) -> None:
+        if not isinstance(chunk, bytes):
+            if not isinstance(chunk, (bytearray, memoryview)):
+                raise wrong_type("receive()", chunk, "bytes")
+            chunk = bytes(chunk)  # the readers slice and keep bytes, not a view of the caller's
         reader = self._reader
         if reader is None:
             head = self._head = self._head + chunk
@@ -447,7 +451,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
             raise
         return delivered
 
-    def feed_many(self, payloads: Sequence[Payload]) -> list[EventT]:
+    def feed_many(self, payloads: Iterable[Payload]) -> list[EventT]:
         """Take several payloads in order, such as those a reader made of one chunk; return
         the events to deliver. The same as ``feed`` on each, at a lower cost per event."""
         if self._violation is not None:
@@ -673,13 +677,16 @@ class VerifyingConsumer(Consumer[EventT, MessageT, RunT]):
 
     if TYPE_CHECKING:  # the version's own event union, as Consumer's overloads give it
 
+        @property
+        def messages(self) -> NoReturn: ...  # it raises UsageError, whatever the version
+
         @overload
         def __init__(
             self: VerifyingConsumer[v1_1.Event, v1_1.Message, Run],
             version: Literal["1.1"] = "1.1",
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
-            middleware: Sequence[Middleware] = (),
+            middleware: Iterable[Middleware] = (),
             max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
             max_state_size: int = DEFAULT_MAX_STATE_SIZE,
             max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -695,7 +702,7 @@ class VerifyingConsumer(Consumer[EventT, MessageT, RunT]):
             version: Literal["1.0"],
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
-            middleware: Sequence[Middleware] = (),
+            middleware: Iterable[Middleware] = (),
             max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
             max_state_size: int = DEFAULT_MAX_STATE_SIZE,
             max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -711,7 +718,7 @@ class VerifyingConsumer(Consumer[EventT, MessageT, RunT]):
             version: VersionLike,
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
-            middleware: Sequence[Middleware] = (),
+            middleware: Iterable[Middleware] = (),
             max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
             max_state_size: int = DEFAULT_MAX_STATE_SIZE,
             max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
@@ -757,7 +764,7 @@ def consume(
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -773,7 +780,7 @@ def consume(
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -789,7 +796,7 @@ def consume(
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -804,7 +811,7 @@ def consume(
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -846,12 +853,12 @@ def consume(
 
 @overload
 def consume_body(
-    body: bytes | bytearray | memoryview | Iterable[bytes],
+    body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],
     version: Literal["1.1"] = "1.1",
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -862,12 +869,12 @@ def consume_body(
 ) -> Result[v1_1.Event, v1_1.Message, Run]: ...
 @overload
 def consume_body(
-    body: bytes | bytearray | memoryview | Iterable[bytes],
+    body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],
     version: Literal["1.0"],
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -878,12 +885,12 @@ def consume_body(
 ) -> Result[v1_0.Event, v1_0.Message, Run1_0]: ...
 @overload
 def consume_body(
-    body: bytes | bytearray | memoryview | Iterable[bytes],
+    body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],
     version: VersionLike,
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
@@ -893,12 +900,12 @@ def consume_body(
     peer_version: str | None = None,
 ) -> Result[Any, Any, Any]: ...
 def consume_body(
-    body: bytes | bytearray | memoryview | Iterable[bytes],
+    body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],
     version: VersionLike = LATEST_VERSION,
     input: Any = None,
     *,
     keep_events: bool = True,
-    middleware: Sequence[Middleware] = (),
+    middleware: Iterable[Middleware] = (),
     on_warning: Callable[[str], None] | None = None,
     max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
     max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,

@@ -90,7 +90,7 @@ class Decoder(Generic[EventT]):
         *,
         peer_version: str | None = None,
         max_warnings: int = DEFAULT_MAX_WARNINGS,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
     ) -> None: ...
     @overload
     def __init__(
@@ -100,7 +100,7 @@ class Decoder(Generic[EventT]):
         *,
         peer_version: str | None = None,
         max_warnings: int = DEFAULT_MAX_WARNINGS,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
     ) -> None: ...
     @overload
     def __init__(
@@ -110,7 +110,7 @@ class Decoder(Generic[EventT]):
         *,
         peer_version: str | None = None,
         max_warnings: int = DEFAULT_MAX_WARNINGS,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
     ) -> None: ...
     def __init__(
         self,
@@ -119,7 +119,7 @@ class Decoder(Generic[EventT]):
         *,
         peer_version: str | None = None,
         max_warnings: int = DEFAULT_MAX_WARNINGS,
-        middleware: Sequence[Middleware] = (),
+        middleware: Iterable[Middleware] = (),
     ) -> None:
         self.bindings = bindings_for(version)
         self.warning_log = WarningLog(max_warnings, on_warning)

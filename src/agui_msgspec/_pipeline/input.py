@@ -57,7 +57,7 @@ def build_run_input(
     *,
     on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
-    interrupts: Sequence[Any] = (),
+    interrupts: Iterable[Any] = (),
     now: datetime | None = None,
 ) -> v1_1.RunAgentInput: ...
 @overload
@@ -67,7 +67,7 @@ def build_run_input(
     *,
     on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
-    interrupts: Sequence[Any] = (),
+    interrupts: Iterable[Any] = (),
     now: datetime | None = None,
 ) -> v1_0.RunAgentInput: ...
 # A version string names a shipped version (any other raises UsageError): one of theirs.
@@ -78,7 +78,7 @@ def build_run_input(
     *,
     on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
-    interrupts: Sequence[Any] = (),
+    interrupts: Iterable[Any] = (),
     now: datetime | None = None,
 ) -> v1_1.RunAgentInput | v1_0.RunAgentInput: ...
 @overload
@@ -88,7 +88,7 @@ def build_run_input(
     *,
     on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
-    interrupts: Sequence[Any] = (),
+    interrupts: Iterable[Any] = (),
     now: datetime | None = None,
 ) -> Any: ...
 def build_run_input(
@@ -97,7 +97,7 @@ def build_run_input(
     *,
     on_warning: Callable[[str], None] | None = None,
     peer_version: str | None = None,
-    interrupts: Sequence[Any] = (),
+    interrupts: Iterable[Any] = (),
     now: datetime | None = None,
 ) -> Any:
     """The client's side: the input as it will be sent, as a ``RunAgentInput`` Struct; raises
@@ -264,7 +264,7 @@ def prepare_input(
     warn: Callable[[str], None] | None = None,
     *,
     peer_version: str | None = None,
-    interrupts: Sequence[Any] = (),
+    interrupts: Iterable[Any] = (),
     now: datetime | None = None,
 ) -> Any:
     """Deprecated: :func:`build_run_input` (``warn`` is its ``on_warning``)."""
@@ -339,7 +339,7 @@ def _malformed(detail: str, path: str = "") -> MalformedInput:
     return MalformedInput("malformed-input", detail, path=path, subject="request body")
 
 
-def _check_resume(entries: Sequence[Any], interrupts: Sequence[Any], now: datetime) -> None:
+def _check_resume(entries: Sequence[Any], interrupts: Iterable[Any], now: datetime) -> None:
     answered = {entry.interrupt_id: entry for entry in entries}
     for interrupt in interrupts:
         entry = answered.get(interrupt.id)
