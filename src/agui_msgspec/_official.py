@@ -61,6 +61,18 @@ def from_official(
     model: official.Message | official.BaseMessage, version: Literal["1.0"]
 ) -> v1_0.Message: ...
 @overload
+def from_official(
+    model: official.RunAgentInput, version: str
+) -> v1_1.RunAgentInput | v1_0.RunAgentInput: ...
+@overload
+def from_official(
+    model: official.Event | official.BaseEvent, version: str
+) -> v1_1.Event | v1_0.Event: ...
+@overload
+def from_official(
+    model: official.Message | official.BaseMessage, version: str
+) -> v1_1.Message | v1_0.Message: ...
+@overload
 def from_official(model: Any, version: VersionLike = ...) -> Any: ...
 def from_official(model: Any, version: VersionLike = LATEST_VERSION) -> Any:
     """An ``ag-ui-protocol`` model (event, message, ``RunAgentInput``, ...) as the Struct of

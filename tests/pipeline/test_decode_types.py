@@ -174,3 +174,23 @@ def test_a_verifiers_messages_never_return() -> None:
     verifier = VerifyingConsumer()
     with pytest.raises(UsageError):
         print(verifier.messages)  # NoReturn: mypy --warn-unreachable flags code after it
+
+
+def test_a_version_known_at_run_time_gives_either_versions_types() -> None:
+    # A server that answers in the client's version: the types say "one of the shipped".
+    version: str = "1.0"
+    delivered: list[v1_1.Event | v1_0.Event] = Consumer(version).feed(START)
+    narrow: list[v1_0.Event] = Consumer(version).feed(START)  # type: ignore[assignment]
+    result = consume([START, FAILED], version)
+    error: v1_1.RunErrorEvent | v1_0.RunErrorEvent | None = result.runs[0].error
+    one: v1_1.Event | v1_0.Event | None = decode(START, version)
+    message: v1_1.Message | v1_0.Message | None = decode_message(
+        {"id": "u", "role": "user", "content": "hi"}, version
+    )
+    model = official.RunStartedEvent(thread_id="t", run_id="r")
+    converted: v1_1.Event | v1_0.Event = from_official(model, version)
+    verified: list[v1_1.Event | v1_0.Event] = VerifyingConsumer(version).feed(START)
+    assert type(delivered[0]) is type(narrow[0]) is type(one) is v1_0.RunStartedEvent
+    assert type(error) is v1_0.RunErrorEvent
+    assert type(message) is v1_0.UserMessage
+    assert type(converted) is type(verified[0]) is v1_0.RunStartedEvent

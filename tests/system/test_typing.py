@@ -90,6 +90,8 @@ def test_the_entry_points_return_the_versions_own_types(user_sdk: tuple[int, str
     assert types[13] == f"{v10}.RunErrorEvent | None"
     assert types[14].startswith(f"list[{v10}.DeveloperMessage | {v10}.SystemMessage")
     assert types[15] == f"{v10}.RunAgentInput"
+    assert types[16] == f"{V11}.RunErrorEvent | {v10}.RunErrorEvent | None"
+    assert types[17] == f"{V11}.RunAgentInput | {v10}.RunAgentInput"
     assert "Any" not in " ".join(types)
 
 

@@ -73,7 +73,7 @@ from agui_msgspec._pipeline.consumer import Consumer
 from agui_msgspec._pipeline.decode import EventT, MessageT
 from agui_msgspec._pipeline.input import build_run_input
 from agui_msgspec._pipeline.run import Run, RunStatus, RunT
-from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE, SSE_MEDIA_TYPE
 
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     import httpx
 
     from agui_msgspec import v1_0, v1_1
-    from agui_msgspec._pipeline.run import Run1_0
+    from agui_msgspec._pipeline.run import Run1_0, RunOfEither
 
 RunInput: TypeAlias = "msgspec.Struct | dict[str, Any] | ag_ui.core.RunAgentInput"
 """What a run starts from: a ``RunAgentInput`` Struct, a wire-named dict, or the official one."""
@@ -171,7 +171,8 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
 
     Its runs' events, messages and runs are its version's: ``HttpAgent(url)`` is
     ``HttpAgent[v1_1.Event, v1_1.Message, Run]`` (a bare ``HttpAgent``), ``version="1.0"``
-    holds ``v1_0``'s, and generated bindings give ``HttpAgent[Any, Any, Any]``.
+    holds ``v1_0``'s, a ``str`` version either version's, and generated bindings give
+    ``HttpAgent[Any, Any, Any]``.
     """
 
     @overload
@@ -206,11 +207,26 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
     ) -> None: ...
     @overload
     def __init__(
+        self: HttpAgent[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither],
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        version: str,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        deadline: float | None = None,
+        event_timeout: float | None = DEFAULT_EVENT_TIMEOUT,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        client: httpx.AsyncClient | None = None,
+        on_warning: Callable[[str], None] | None = None,
+        peer_version: str | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
         self: HttpAgent[Any, Any, Any],
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        version: VersionLike,
+        version: Bindings,
         timeout: float | None = DEFAULT_TIMEOUT,
         deadline: float | None = None,
         event_timeout: float | None = DEFAULT_EVENT_TIMEOUT,
@@ -355,7 +371,7 @@ class RunStream(Generic[EventT, MessageT, RunT]):
         self._body = encode_json(prepared)
         self._input_ids = {message.id for message in prepared.messages}
         # One list of warnings, the consumer's (and its bounds): the input's, the stream's, ours.
-        self._consumer: Consumer[EventT, MessageT, RunT] = Consumer(
+        self._consumer: Consumer[Any, Any, Any] = Consumer(
             agent.version,
             on_warning=agent.on_warning,
             input=prepared,

@@ -62,7 +62,7 @@ from agui_msgspec._wire.text import (
 
 if TYPE_CHECKING:
     from agui_msgspec import v1_0, v1_1
-    from agui_msgspec._pipeline.run import Run1_0
+    from agui_msgspec._pipeline.run import Run1_0, RunOfEither
 
 __all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
 
@@ -153,8 +153,8 @@ class Consumer(Generic[EventT, MessageT, RunT]):
     its payloads with :meth:`feed` and :meth:`feed_many`, then :meth:`close`. The events
     it returns, its messages and its runs are the version's: to a type checker,
     ``Consumer()`` is ``Consumer[v1_1.Event, v1_1.Message, Run]`` (what a bare ``Consumer``
-    annotation means), ``Consumer("1.0")`` holds ``v1_0``'s, and generated bindings give
-    ``Consumer[Any, Any, Any]``.
+    annotation means), ``Consumer("1.0")`` holds ``v1_0``'s, a ``str`` version either
+    version's, and generated bindings give ``Consumer[Any, Any, Any]``.
 
     It decodes through a :class:`Decoder` (the tolerant decode: compatibility, middleware,
     enforcement), then expands chunks, verifies the run lifecycle and reduces.
@@ -208,8 +208,24 @@ class Consumer(Generic[EventT, MessageT, RunT]):
     ) -> None: ...
     @overload
     def __init__(
+        self: Consumer[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither],
+        version: str,
+        on_warning: Callable[[str], None] | None = None,
+        input: Any = None,
+        middleware: Iterable[Middleware] = (),
+        max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+        max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+        max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        peer_version: str | None = None,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    ) -> None: ...
+    @overload
+    def __init__(
         self: Consumer[Any, Any, Any],
-        version: VersionLike,
+        version: Bindings,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
         middleware: Iterable[Middleware] = (),
@@ -246,7 +262,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
             ("max_state_depth", max_state_depth),
         ):
             checked_bound(name, bound)
-        self._decoder: Decoder[EventT] = Decoder(
+        self._decoder: Decoder[Any] = Decoder(
             version,
             on_warning,
             peer_version=peer_version,
@@ -714,8 +730,26 @@ class VerifyingConsumer(Consumer[EventT, MessageT, RunT]):
         ) -> None: ...
         @overload
         def __init__(
+            self: VerifyingConsumer[
+                v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither
+            ],
+            version: str,
+            on_warning: Callable[[str], None] | None = None,
+            input: Any = None,
+            middleware: Iterable[Middleware] = (),
+            max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+            max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+            max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+            max_warnings: int = DEFAULT_MAX_WARNINGS,
+            peer_version: str | None = None,
+            *,
+            max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+            max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+        ) -> None: ...
+        @overload
+        def __init__(
             self: VerifyingConsumer[Any, Any, Any],
-            version: VersionLike,
+            version: Bindings,
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
             middleware: Iterable[Middleware] = (),
@@ -737,7 +771,8 @@ class Result(Generic[EventT, MessageT, RunT]):
 
     Its Structs are the version's, as :class:`Consumer`'s are: ``consume(...)`` gives
     ``Result[v1_1.Event, v1_1.Message, Run]`` (a bare ``Result``), ``version="1.0"``
-    ``v1_0``'s, and generated bindings ``Result[Any, Any, Any]``.
+    ``v1_0``'s, a ``str`` version either version's, and generated bindings
+    ``Result[Any, Any, Any]``.
     """
 
     outcome: Literal["completed", "failed"]
@@ -792,7 +827,23 @@ def consume(
 @overload
 def consume(
     events: Iterable[Payload],
-    version: VersionLike,
+    version: str,
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Iterable[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither]: ...
+@overload
+def consume(
+    events: Iterable[Payload],
+    version: Bindings,
     input: Any = None,
     *,
     keep_events: bool = True,
@@ -886,7 +937,23 @@ def consume_body(
 @overload
 def consume_body(
     body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],
-    version: VersionLike,
+    version: str,
+    input: Any = None,
+    *,
+    keep_events: bool = True,
+    middleware: Iterable[Middleware] = (),
+    on_warning: Callable[[str], None] | None = None,
+    max_open_items: int = DEFAULT_MAX_OPEN_ITEMS,
+    max_closed_items: int = DEFAULT_MAX_CLOSED_ITEMS,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
+    max_warnings: int = DEFAULT_MAX_WARNINGS,
+    peer_version: str | None = None,
+) -> Result[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither]: ...
+@overload
+def consume_body(
+    body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],
+    version: Bindings,
     input: Any = None,
     *,
     keep_events: bool = True,

@@ -31,7 +31,7 @@ from agui_msgspec._json import json_kind, pointer_from_msgspec
 from agui_msgspec._pipeline.compat import DROPPED, Compatibility, translate_message
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.warnings import DEFAULT_MAX_WARNINGS, WarningLog, told
-from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
+from agui_msgspec._versions import LATEST_VERSION, Bindings, VersionLike, bindings_for
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVar
@@ -68,7 +68,8 @@ class Decoder(Generic[EventT]):
     """The tolerant decode for one stream of payloads, in order.
 
     ``version`` is the protocol version (``"1.1"``, ``"1.0"``) or generated bindings;
-    :meth:`decode` returns that version's event union (``v1_1.Event`` for the default).
+    :meth:`decode` returns that version's event union (``v1_1.Event`` for the default, both
+    versions' for a ``str`` known only at run time).
     ``on_warning`` is called with each warning as it happens; they are also kept in
     :attr:`warnings`, at most ``max_warnings`` distinct ones (then one line counts the
     rest). ``peer_version`` is that of a producer known to speak an older protocol
@@ -104,8 +105,18 @@ class Decoder(Generic[EventT]):
     ) -> None: ...
     @overload
     def __init__(
+        self: Decoder[v1_1.Event | v1_0.Event],
+        version: str,
+        on_warning: Callable[[str], None] | None = None,
+        *,
+        peer_version: str | None = None,
+        max_warnings: int = DEFAULT_MAX_WARNINGS,
+        middleware: Iterable[Middleware] = (),
+    ) -> None: ...
+    @overload
+    def __init__(
         self: Decoder[Any],
-        version: VersionLike,
+        version: Bindings,
         on_warning: Callable[[str], None] | None = None,
         *,
         peer_version: str | None = None,
@@ -288,7 +299,11 @@ def decode(
 ) -> v1_0.Event | None: ...
 @overload
 def decode(
-    payload: Payload, version: VersionLike, on_warning: Callable[[str], None] | None = ...
+    payload: Payload, version: str, on_warning: Callable[[str], None] | None = ...
+) -> v1_1.Event | v1_0.Event | None: ...
+@overload
+def decode(
+    payload: Payload, version: Bindings, on_warning: Callable[[str], None] | None = ...
 ) -> Any: ...
 def decode(
     payload: Payload,
@@ -310,7 +325,11 @@ def decode_message(
 ) -> v1_0.Message | None: ...
 @overload
 def decode_message(
-    message: Any, version: VersionLike, on_warning: Callable[[str], None] | None = ...
+    message: Any, version: str, on_warning: Callable[[str], None] | None = ...
+) -> v1_1.Message | v1_0.Message | None: ...
+@overload
+def decode_message(
+    message: Any, version: Bindings, on_warning: Callable[[str], None] | None = ...
 ) -> Any: ...
 def decode_message(
     message: Any,

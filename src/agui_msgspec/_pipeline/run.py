@@ -90,5 +90,12 @@ if TYPE_CHECKING:
     # The runs a consumer keeps: its version's (``Run`` alone for the newest).
     RunT = TypeVar("RunT", bound=Run[Any, Any, Any, Any], default=Run)
     Run1_0 = Run[v1_0.RunFinishedOutcome, v1_0.Interrupt, v1_0.RunErrorEvent, v1_0.TokenUsage]
+    # A consumer whose version is only known at run time keeps either version's runs.
+    RunOfEither = Run[
+        v1_1.RunFinishedOutcome | v1_0.RunFinishedOutcome,
+        v1_1.Interrupt | v1_0.Interrupt,
+        v1_1.RunErrorEvent | v1_0.RunErrorEvent,
+        v1_1.TokenUsage | v1_0.TokenUsage,
+    ]
 else:
     RunT = TypeVar("RunT", bound=Run)

@@ -162,7 +162,8 @@ class _GuardedResponse:
         self.guard = guard
         self.path: str = scope.get("path", "")
         self._send = send
-        self._consumer: VerifyingConsumer | None = None  # None: this response is not verified
+        # None: this response is not verified
+        self._consumer: VerifyingConsumer[Any, Any, Any] | None = None
         self._reader: SSEReader | ProtobufReader = SSEReader(guard.max_event_size)
         self._protobuf = False
         self._frame_start = 0  # enforcing protobuf: where in the held bytes the next frame begins

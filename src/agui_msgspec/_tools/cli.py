@@ -732,7 +732,12 @@ async def _interruptible(work: Coroutine[Any, Any, int]) -> int:
 
 
 async def _run_live(
-    agent: HttpAgent, input: dict[str, Any], out: _Output, *, as_json: bool, next: Path | None
+    agent: HttpAgent[Any, Any, Any],
+    input: dict[str, Any],
+    out: _Output,
+    *,
+    as_json: bool,
+    next: Path | None,
 ) -> int:
     tally = _Tally(out, timeline=True, as_json=as_json)
     violation: StreamError | None = None

@@ -212,7 +212,7 @@ def _run_fixture(path: Path, version: VersionLike, name: str | None) -> FixtureR
 
 
 def _check_verdict(
-    fixture: dict[str, Any], expect: dict[str, Any], result: Result
+    fixture: dict[str, Any], expect: dict[str, Any], result: Result[Any, Any, Any]
 ) -> Iterator[str]:
     wanted = expect.get("outcome")
     if wanted is not None and wanted != result.outcome:
@@ -231,7 +231,9 @@ def _check_verdict(
             yield f"expected a run to report RUN_ERROR {run_error!r}, got {errors}"
 
 
-def _check_events(expect: dict[str, Any], result: Result, warnings: list[str]) -> Iterator[str]:
+def _check_events(
+    expect: dict[str, Any], result: Result[Any, Any, Any], warnings: list[str]
+) -> Iterator[str]:
     delivered = [msgspec.to_builtins(event) for event in result.events]
     types = [event["type"] for event in delivered]
     if "eventTypes" in expect and types != expect["eventTypes"]:
@@ -253,7 +255,7 @@ def _check_events(expect: dict[str, Any], result: Result, warnings: list[str]) -
         yield f"expected no warnings, got {warnings}"
 
 
-def _check_reducer(expect: dict[str, Any], result: Result) -> Iterator[str]:
+def _check_reducer(expect: dict[str, Any], result: Result[Any, Any, Any]) -> Iterator[str]:
     messages = [msgspec.to_builtins(message) for message in result.messages]
     if "messageCount" in expect and len(messages) != expect["messageCount"]:
         yield f"{len(messages)} messages, expected {expect['messageCount']}: {messages}"

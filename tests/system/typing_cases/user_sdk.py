@@ -102,3 +102,11 @@ async def revealed_older(url: str, body: bytes, model: official.RunAgentInput) -
         reveal_type((await stream.result()).error)
     reveal_type(agui.consume([body], "1.0").messages)
     reveal_type(agui.from_official(model, "1.0"))
+
+
+async def revealed_negotiated(url: str, version: str, model: official.RunAgentInput) -> None:
+    """A version read from the client at run time: either shipped version's Structs."""
+    agent = agui.HttpAgent(url, version=version)
+    result = await agent.run_agent(agui.build_run_input(model, version))
+    reveal_type(result.error)
+    reveal_type(agui.from_official(model, version))
