@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     import httpx
 
     from agui_msgspec import v1_0, v1_1
+    from agui_msgspec._pipeline.decode import EventOfEither, MessageOfEither
     from agui_msgspec._pipeline.run import Run1_0, RunOfEither
 
 RunInput: TypeAlias = "msgspec.Struct | dict[str, Any] | ag_ui.core.RunAgentInput"
@@ -207,7 +208,7 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
     ) -> None: ...
     @overload
     def __init__(
-        self: HttpAgent[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither],
+        self: HttpAgent[EventOfEither, MessageOfEither, RunOfEither],
         url: str,
         *,
         headers: Mapping[str, str] | None = None,

@@ -62,6 +62,7 @@ from agui_msgspec._wire.text import (
 
 if TYPE_CHECKING:
     from agui_msgspec import v1_0, v1_1
+    from agui_msgspec._pipeline.decode import EventOfEither, MessageOfEither
     from agui_msgspec._pipeline.run import Run1_0, RunOfEither
 
 __all__ = ["Consumer", "Middleware", "Result", "VerifyingConsumer", "consume", "consume_body"]
@@ -208,7 +209,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
     ) -> None: ...
     @overload
     def __init__(
-        self: Consumer[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither],
+        self: Consumer[EventOfEither, MessageOfEither, RunOfEither],
         version: str,
         on_warning: Callable[[str], None] | None = None,
         input: Any = None,
@@ -730,9 +731,7 @@ class VerifyingConsumer(Consumer[EventT, MessageT, RunT]):
         ) -> None: ...
         @overload
         def __init__(
-            self: VerifyingConsumer[
-                v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither
-            ],
+            self: VerifyingConsumer[EventOfEither, MessageOfEither, RunOfEither],
             version: str,
             on_warning: Callable[[str], None] | None = None,
             input: Any = None,
@@ -839,7 +838,7 @@ def consume(
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
     peer_version: str | None = None,
-) -> Result[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither]: ...
+) -> Result[EventOfEither, MessageOfEither, RunOfEither]: ...
 @overload
 def consume(
     events: Iterable[Payload],
@@ -949,7 +948,7 @@ def consume_body(
     max_state_depth: int = DEFAULT_MAX_STATE_DEPTH,
     max_warnings: int = DEFAULT_MAX_WARNINGS,
     peer_version: str | None = None,
-) -> Result[v1_1.Event | v1_0.Event, v1_1.Message | v1_0.Message, RunOfEither]: ...
+) -> Result[EventOfEither, MessageOfEither, RunOfEither]: ...
 @overload
 def consume_body(
     body: bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview],

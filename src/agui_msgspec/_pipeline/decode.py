@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     # annotation means those; the runtime's TypeVar takes no default before Python 3.13.
     EventT = TypeVar("EventT", default=v1_1.Event)
     MessageT = TypeVar("MessageT", bound="Identified", default=v1_1.Message)
+    # What a version known only at run time (a ``str``) gives: either shipped version's.
+    EventOfEither = v1_1.Event | v1_0.Event
+    MessageOfEither = v1_1.Message | v1_0.Message
 else:
     from typing import TypeVar
 
@@ -105,7 +108,7 @@ class Decoder(Generic[EventT]):
     ) -> None: ...
     @overload
     def __init__(
-        self: Decoder[v1_1.Event | v1_0.Event],
+        self: Decoder[EventOfEither],
         version: str,
         on_warning: Callable[[str], None] | None = None,
         *,
@@ -300,7 +303,7 @@ def decode(
 @overload
 def decode(
     payload: Payload, version: str, on_warning: Callable[[str], None] | None = ...
-) -> v1_1.Event | v1_0.Event | None: ...
+) -> EventOfEither | None: ...
 @overload
 def decode(
     payload: Payload, version: Bindings, on_warning: Callable[[str], None] | None = ...
@@ -326,7 +329,7 @@ def decode_message(
 @overload
 def decode_message(
     message: Any, version: str, on_warning: Callable[[str], None] | None = ...
-) -> v1_1.Message | v1_0.Message | None: ...
+) -> MessageOfEither | None: ...
 @overload
 def decode_message(
     message: Any, version: Bindings, on_warning: Callable[[str], None] | None = ...
