@@ -14,6 +14,7 @@ import ag_ui.core as official
 import msgspec
 import pytest
 
+import agui_msgspec as agui
 from agui_msgspec import (
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
@@ -194,3 +195,20 @@ def test_a_version_known_at_run_time_gives_either_versions_types() -> None:
     assert type(error) is v1_0.RunErrorEvent
     assert type(message) is v1_0.UserMessage
     assert type(converted) is type(verified[0]) is v1_0.RunStartedEvent
+
+
+def test_the_deprecated_input_functions_keep_the_versions_types() -> None:
+    # Code not yet moved to the new names must not lose its types in the meantime.
+    body = msgspec.json.encode({"threadId": "t", "runId": "r", "messages": []})
+    with pytest.warns(DeprecationWarning, match="read_input"):
+        read, said = agui.read_input(body, "1.0")
+    with pytest.warns(DeprecationWarning, match="read_input"):
+        newest, _ = agui.read_input(body)
+    with pytest.warns(DeprecationWarning, match="prepare_input"):
+        wrong: v1_0.RunAgentInput = agui.prepare_input(newest)  # type: ignore[assignment]
+    older: v1_0.RunAgentInput = read
+    kept: list[str] = said
+    assert type(older) is v1_0.RunAgentInput
+    assert type(newest) is v1_1.RunAgentInput
+    assert wrong.thread_id == "t"
+    assert kept == []

@@ -240,6 +240,22 @@ def _parsed(body: Any, bindings: Bindings, log: WarningLog) -> Any:
     return typed_input(body, bindings, log.warn)
 
 
+@overload
+def read_input(
+    body: Any, version: Literal["1.1"] = ..., *, max_warnings: int = DEFAULT_MAX_WARNINGS
+) -> tuple[v1_1.RunAgentInput, list[str]]: ...
+@overload
+def read_input(
+    body: Any, version: Literal["1.0"], *, max_warnings: int = DEFAULT_MAX_WARNINGS
+) -> tuple[v1_0.RunAgentInput, list[str]]: ...
+@overload
+def read_input(
+    body: Any, version: str, *, max_warnings: int = DEFAULT_MAX_WARNINGS
+) -> tuple[v1_1.RunAgentInput | v1_0.RunAgentInput, list[str]]: ...
+@overload
+def read_input(
+    body: Any, version: Bindings, *, max_warnings: int = DEFAULT_MAX_WARNINGS
+) -> tuple[Any, list[str]]: ...
 def read_input(
     body: Any,
     version: VersionLike = LATEST_VERSION,
@@ -258,6 +274,46 @@ def read_input(
     return _parsed(body, bindings_for(version), log), log.kept
 
 
+@overload
+def prepare_input(
+    input: Any,
+    version: Literal["1.1"] = ...,
+    warn: Callable[[str], None] | None = None,
+    *,
+    peer_version: str | None = None,
+    interrupts: Iterable[Any] = (),
+    now: datetime | None = None,
+) -> v1_1.RunAgentInput: ...
+@overload
+def prepare_input(
+    input: Any,
+    version: Literal["1.0"],
+    warn: Callable[[str], None] | None = None,
+    *,
+    peer_version: str | None = None,
+    interrupts: Iterable[Any] = (),
+    now: datetime | None = None,
+) -> v1_0.RunAgentInput: ...
+@overload
+def prepare_input(
+    input: Any,
+    version: str,
+    warn: Callable[[str], None] | None = None,
+    *,
+    peer_version: str | None = None,
+    interrupts: Iterable[Any] = (),
+    now: datetime | None = None,
+) -> v1_1.RunAgentInput | v1_0.RunAgentInput: ...
+@overload
+def prepare_input(
+    input: Any,
+    version: Bindings,
+    warn: Callable[[str], None] | None = None,
+    *,
+    peer_version: str | None = None,
+    interrupts: Iterable[Any] = (),
+    now: datetime | None = None,
+) -> Any: ...
 def prepare_input(
     input: Any,
     version: VersionLike = LATEST_VERSION,
