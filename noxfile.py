@@ -28,6 +28,7 @@ BINDINGS = ROOT / "src" / "agui_msgspec"  # the generated modules live in the pa
 RUFF = "ruff==0.17.6"  # lints, and formats what the generator writes
 CODEGEN_PINS = ("datamodel-code-generator==0.89.0", "jinja2==3.1.6", RUFF)
 NODE_PARITY = ROOT / "tests" / "node"
+TYPING_CASES = ROOT / "tests" / "system" / "typing_cases"
 PROTO_DATA = ROOT / "tests" / "data" / "proto"
 CONFORMANCE = ROOT.parent / "shared" / "agui" / "conformance" / "1.1" / "streams"
 
@@ -77,12 +78,26 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", "tests/bindings/test_tag_attributes.py")
     session.run("mypy", "--strict", "tests/pipeline/test_decode_types.py")  # what user code sees
     session.run("mypy", "--strict", "fuzz/fuzz_consume.py")
+    _pyright_user_code(session)
     if not DRAFT.is_file():
         session.log(f"no draft schema at {DRAFT}: generated-draft check skipped")
         return
     with tempfile.TemporaryDirectory() as tmp:  # what a user generates from a draft
         session.run("agui-msgspec", "generate", str(DRAFT), "--out", tmp, "--module", "draft")
         session.run("mypy", "--strict", "--no-incremental", str(Path(tmp, "draft.py")))
+
+
+def _pyright_user_code(session: nox.Session) -> None:
+    """pyright (VS Code's checker), strict by each file's comment, over the user code mypy
+    checks above: the two checkers resolve overloads and protocols differently."""
+    if shutil.which("npm") is None:
+        session.log("npm not found: the pyright check of user code skipped")
+        return
+    pyright = _node_install(session, TYPING_CASES / "node") / "node_modules" / ".bin" / "pyright"
+    python = Path(session.bin) / "python"
+    files = ["tests/pipeline/test_decode_types.py", str(TYPING_CASES / "user_sdk.py")]
+    args = ["--pythonpath", str(python), "--pythonversion", "3.10", *files]
+    session.run(str(pyright), *args, external=True)
 
 
 @nox.session

@@ -1,3 +1,4 @@
+# pyright: strict
 """What Decoder, Consumer, consume and the converters return is the version's own, as a
 user's type checker sees it.
 
@@ -35,6 +36,12 @@ from agui_msgspec import (
 from agui_msgspec._pipeline.decode import Decoder, decode, decode_message
 
 START = msgspec.json.encode({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+
+
+def _asked_version() -> str:
+    """A version known only at run time, as a client's request says it (a checker that
+    narrows ``version: str = "1.0"`` to its literal would otherwise pick the 1.0 overload)."""
+    return "1.0"
 
 
 def test_the_default_version_returns_v1_1_events() -> None:
@@ -148,7 +155,7 @@ def test_official_models_convert_to_the_versions_structs() -> None:
 
 
 def test_a_version_string_builds_one_of_the_shipped_inputs() -> None:
-    version: str = "1.0"
+    version = _asked_version()
     built: v1_1.RunAgentInput | v1_0.RunAgentInput = build_run_input(
         {"threadId": "t", "runId": "r", "messages": []}, version
     )
@@ -179,7 +186,7 @@ def test_a_verifiers_messages_never_return() -> None:
 
 def test_a_version_known_at_run_time_gives_either_versions_types() -> None:
     # A server that answers in the client's version: the types say "one of the shipped".
-    version: str = "1.0"
+    version = _asked_version()
     delivered: list[v1_1.Event | v1_0.Event] = Consumer(version).feed(START)
     narrow: list[v1_0.Event] = Consumer(version).feed(START)  # type: ignore[assignment]
     result = consume([START, FAILED], version)
@@ -212,3 +219,15 @@ def test_the_deprecated_input_functions_keep_the_versions_types() -> None:
     assert type(newest) is v1_1.RunAgentInput
     assert wrong.thread_id == "t"
     assert kept == []
+
+
+def test_a_bindings_module_is_a_version_to_every_checker() -> None:
+    # Generated bindings are the user's module: any checker must take one as ``version=``.
+    # The shipped 1.0 module stands in for one here.
+    delivered = Consumer(version=v1_0).feed(START)
+    result = consume([START, FAILED], v1_0)
+    built = build_run_input({"threadId": "t", "runId": "r", "messages": []}, v1_0)
+    one = decode(START, v1_0)
+    assert type(delivered[0]) is type(one) is v1_0.RunStartedEvent
+    assert type(result.runs[0].error) is v1_0.RunErrorEvent
+    assert type(built) is v1_0.RunAgentInput

@@ -24,9 +24,9 @@ import functools
 import itertools
 import operator
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any, NamedTuple, cast
 
 import msgspec
 import msgspec.inspect as mi
@@ -307,7 +307,9 @@ class Enforcer:
         # A Struct of these was typed when it was made: it is trusted as it is.
         self._own_types = frozenset(bindings.EVENT_TYPES.values())
         self._closed_sets: set[frozenset[str]] = set(bindings.CLOSED_STRING_SETS.values())
-        tables = _open_union_tables(bindings)
+        # A module is hashable, which the Bindings protocol cannot say to every type checker.
+        cache_key = cast("Hashable", bindings)
+        tables = _open_union_tables(cache_key)
         self._open_unions = tables.unions
         self._open_union_validators = tables.validators
         self._open_union_types = tables.types
@@ -324,7 +326,7 @@ class Enforcer:
         self._positions: dict[int, tuple[list[Any], list[int]]] = {}
         self._translate = translate  # the compatibility boundary: it sees a document first
         self._event_holder = _event_holder(bindings.event_decoder)
-        self._plain_decoder, self._refused_types = _plain_decoder(bindings)
+        self._plain_decoder, self._refused_types = _plain_decoder(cache_key)
         self._dense = False  # the last batch was mostly events the plain decoder refuses
         self._run_started: type[msgspec.Struct] = bindings.RunStartedEvent
         self.slow_path_count = 0

@@ -1,4 +1,5 @@
 # ruff: noqa: F821  (reveal_type is mypy's own: this file is type-checked, never run)
+# pyright: strict
 """An SDK written on agui_msgspec, as its author would: a client loop that branches on
 ``event.type``, a server that reads ``inp.thread_id``, a converter round trip. No cast, no Any.
 
