@@ -25,42 +25,30 @@ class Bindings(Protocol):
     """What the runtime reads from a generated bindings module (``agui_msgspec.v1_1``, or
     one ``agui-msgspec generate`` wrote): a module is one as it stands.
 
-    Every member is read-only (a module's ``PROTOCOL_VERSION = "1.1"`` is a ``Literal`` to
-    some checkers, which a mutable ``str`` member would refuse). The classes are
-    ``type[Any]``: each version's have their own fields. Other classes are looked up by name
-    (the events a chunk expands to, an official model's counterpart).
+    ``PROTOCOL_VERSION`` is read-only: a module's ``PROTOCOL_VERSION = "1.1"`` is a
+    ``Literal`` to some checkers (pyright), which a mutable ``str`` member would refuse. The
+    classes are ``type[Any]``: each version's have their own fields, and a mutable member is
+    invariant. Other classes are looked up by name (the events a chunk expands to, an
+    official model's counterpart).
     """
 
     @property
-    def PROTOCOL_VERSION(self) -> str: ...
-    @property
-    def EVENT_TYPES(self) -> dict[str, type[msgspec.Struct]]: ...
-    @property
-    def UNIONS(self) -> dict[str, tuple[str, dict[str, type[msgspec.Struct]]]]: ...
-    @property
-    def CLOSED_STRING_SETS(self) -> dict[str, frozenset[str]]: ...
-    @property
-    def OPEN_UNION_FIELDS(self) -> dict[type[msgspec.Struct], dict[str, Any]]: ...
-    @property
-    def event_decoder(self) -> msgspec.json.Decoder[Any]: ...
-    @property
-    def RunAgentInput(self) -> type[Any]: ...
-    @property
-    def RunStartedEvent(self) -> type[Any]: ...
-    @property
-    def RunErrorEvent(self) -> type[Any]: ...
-    @property
-    def AssistantMessage(self) -> type[Any]: ...
-    @property
-    def ToolMessage(self) -> type[Any]: ...
-    @property
-    def ReasoningMessage(self) -> type[Any]: ...
-    @property
-    def ActivityMessage(self) -> type[Any]: ...
-    @property
-    def ToolCall(self) -> type[Any]: ...
-    @property
-    def FunctionCall(self) -> type[Any]: ...
+    def PROTOCOL_VERSION(self) -> str: ...  # noqa: N802  (the module's name)
+
+    EVENT_TYPES: dict[str, type[msgspec.Struct]]
+    UNIONS: dict[str, tuple[str, dict[str, type[msgspec.Struct]]]]
+    CLOSED_STRING_SETS: dict[str, frozenset[str]]
+    OPEN_UNION_FIELDS: dict[type[msgspec.Struct], dict[str, Any]]
+    event_decoder: msgspec.json.Decoder[Any]
+    RunAgentInput: type[Any]
+    RunStartedEvent: type[Any]
+    RunErrorEvent: type[Any]
+    AssistantMessage: type[Any]
+    ToolMessage: type[Any]
+    ReasoningMessage: type[Any]
+    ActivityMessage: type[Any]
+    ToolCall: type[Any]
+    FunctionCall: type[Any]
 
 
 VersionLike: TypeAlias = str | Bindings

@@ -2833,7 +2833,7 @@ event_decoder: msgspec.json.Decoder[Event]
 """Strict decoder: one JSON event into its Struct. Made on first use, and kept: making it
 resolves every event's types, which costs more than the rest of the module's import."""
 
-encoder = msgspec.json.Encoder()
+encoder: msgspec.json.Encoder = msgspec.json.Encoder()
 """Encoder for any Struct here: absent fields are omitted, never written as null."""
 
 if not TYPE_CHECKING:  # type checkers read event_decoder's declaration above

@@ -114,7 +114,7 @@ def events(v1_2: Any) -> list[Any]:
 
 def body(v1_2: Any, framing: Any) -> bytes:
     writer = StrictWriter(v1_2, framing=framing)
-    frames = b"".join(writer.check(event) for event in events(v1_2))
+    frames = b"".join(writer.frame(event) for event in events(v1_2))
     writer.close()
     return frames
 

@@ -288,7 +288,7 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
         self._shown_url = str(parsed.copy_with(username=None, password=None))
         self.version = version
         try:
-            self.headers = httpx.Headers(headers)
+            self.headers: httpx.Headers = httpx.Headers(headers)
         except (TypeError, ValueError, AttributeError) as exc:  # httpx's, for what it cannot send
             raise UsageError(f"headers= are not HTTP headers: {str(exc)[:200]}") from None
         for header, value in self.headers.raw:  # else refused at the first send, as if unreachable

@@ -270,7 +270,7 @@ class Consumer(Generic[EventT, MessageT, RunT]):
             max_warnings=max_warnings,
             middleware=middleware,
         )
-        self.bindings = self._decoder.bindings
+        self.bindings: Bindings = self._decoder.bindings
         self._warnings = self._decoder.warning_log
         self.warnings: list[str] = self._warnings.kept
         warn = self._warnings.warn

@@ -135,8 +135,8 @@ class Decoder(Generic[EventT]):
         max_warnings: int = DEFAULT_MAX_WARNINGS,
         middleware: Iterable[Middleware] = (),
     ) -> None:
-        self.bindings = bindings_for(version)
-        self.warning_log = WarningLog(max_warnings, on_warning)
+        self.bindings: Bindings = bindings_for(version)
+        self.warning_log: WarningLog = WarningLog(max_warnings, on_warning)
         """The bounded log behind :attr:`warnings` (a consumer says its own warnings there too)."""
         self.warnings: list[str] = self.warning_log.kept
         warn = self.warning_log.warn

@@ -68,10 +68,10 @@ class WarningLog:
         max_warnings: object = DEFAULT_MAX_WARNINGS,  # object: checked_bound says what is wrong
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        self.max_warnings = checked_bound("max_warnings", max_warnings)
+        self.max_warnings: int = checked_bound("max_warnings", max_warnings)
         checked_callback("on_warning=", on_warning)
         self.on_warning = on_warning
-        self.run = 0
+        self.run: int = 0
         """The number of the run warnings are said in: 0 before the first."""
         self.kept: list[str] = []
         self._seen: dict[tuple[int, str], _Seen] = {}  # by (run, kind)

@@ -110,7 +110,7 @@ class ProducerGuard:
         self.on_violation = on_violation
         self.end_with_run_error = end_with_run_error
         self.version = version
-        self.max_event_size = max_event_size
+        self.max_event_size: int = max_event_size
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

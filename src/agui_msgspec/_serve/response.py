@@ -133,7 +133,7 @@ class EventStream:
         version: VersionLike = LATEST_VERSION,
         offer_protobuf: bool = True,
     ) -> None:
-        self.media_type = negotiate_media_type(accept, offer_protobuf=offer_protobuf)
+        self.media_type: str = negotiate_media_type(accept, offer_protobuf=offer_protobuf)
         self._bindings = bindings_for(version)
         try:
             self._writer = StrictWriter(
@@ -143,7 +143,7 @@ class EventStream:
         except UsageError:  # bindings without a protobuf wire schema: the default binding
             self.media_type = SSE_MEDIA_TYPE
             self._writer = StrictWriter(self._bindings)
-        self.headers = {
+        self.headers: dict[str, str] = {
             "Content-Type": self.media_type,
             "Cache-Control": "no-cache",  # every response is a new run
             "X-Accel-Buffering": "no",  # proxies (nginx) pass each event on as it is written

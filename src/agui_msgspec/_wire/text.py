@@ -112,8 +112,8 @@ class _LineReader(ABC):
     """Sans-IO machinery both line-based readers share; subclasses frame the lines."""
 
     def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
-        self.max_event_size = checked_bound("max_event_size", max_event_size, 1)
-        self.discarded_partial = False
+        self.max_event_size: int = checked_bound("max_event_size", max_event_size, 1)
+        self.discarded_partial: bool = False
         # The bytes after the last line end; a bytearray so a long line grows in amortised O(1).
         self._tail = bytearray()
         # The first bytes while they may still be a BOM split across chunks; None once past them.

@@ -62,10 +62,10 @@ class ProtobufReader:
         *,
         on_warning_before: Callable[[int, str], None] | None = None,
     ) -> None:
-        self.max_event_size = checked_bound("max_event_size", max_event_size, 1)
+        self.max_event_size: int = checked_bound("max_event_size", max_event_size, 1)
         checked_callback("on_warning=", on_warning)
         checked_callback("on_warning_before=", on_warning_before)
-        self.discarded_partial = False
+        self.discarded_partial: bool = False
         self.warnings: list[str] = []
         # By kind (the warning less its "event N"): where it is kept, its first text, its count.
         self._kinds: dict[str, tuple[int, str, int]] = {}

@@ -57,8 +57,11 @@ class WireMessage:
     )
 
     def __init__(self, name: str, shape: str, tag: str, fields: tuple[WireField, ...]) -> None:
-        self.name, self.shape, self.tag, self.fields = name, shape, tag, fields
-        self.by_number = {f.number: f for f in fields}
+        self.name: str = name
+        self.shape: str = shape
+        self.tag: str = tag
+        self.fields: tuple[WireField, ...] = fields
+        self.by_number: dict[int, WireField] = {f.number: f for f in fields}
         self.by_json: dict[str, list[WireField]] = {}
         for wire_field in fields:
             self.by_json.setdefault(wire_field.json, []).append(wire_field)
@@ -78,7 +81,7 @@ class WireTables:
             name: {value: number for number, value in values.items()}
             for name, values in module.ENUMS.items()
         }
-        self.messages = {
+        self.messages: dict[str, WireMessage] = {
             name: WireMessage(name, shape, tag, tuple(WireField(row) for row in rows))
             for name, (shape, tag, rows) in module.MESSAGES.items()
         }
@@ -89,11 +92,11 @@ class WireTables:
         # tables generated before defaults were recorded have none to write
         for name, defaults in getattr(module, "DEFAULTS", {}).items():
             self.messages[name].defaults = defaults
-        self.envelope = self.messages["Event"]
-        self.arm_by_type = {arm.json: arm for arm in self.envelope.fields}
-        self.base_event = self.messages["BaseEvent"]
+        self.envelope: WireMessage = self.messages["Event"]
+        self.arm_by_type: dict[str, WireField] = {arm.json: arm for arm in self.envelope.fields}
+        self.base_event: WireMessage = self.messages["BaseEvent"]
         # what every event object carries beside its own message's fields
-        self.base_names = frozenset(f.json for f in self.base_event.fields)
+        self.base_names: frozenset[str] = frozenset(f.json for f in self.base_event.fields)
 
 
 _TABLES: dict[Bindings, WireTables] = {}
