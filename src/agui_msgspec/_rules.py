@@ -325,6 +325,12 @@ _TABLE = [
         pages=_TRANSPORT,
     ),
     Rule(
+        id="bad-redirect",
+        error="TransportError",
+        summary="the response redirects to a Location that is not a URL",
+        pages=_TRANSPORT,
+    ),
+    Rule(
         id="decode",
         error="TransportError",
         summary="the response body does not decode (its content coding is corrupt)",

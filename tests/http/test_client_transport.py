@@ -691,6 +691,19 @@ def test_a_redirect_is_not_followed_by_a_client_that_does_not_follow_them() -> N
     assert len(seen) == 1
 
 
+@pytest.mark.parametrize("location", ["javascript:alert(1)", "mailto:a@b.test", "about:blank"])
+@pytest.mark.parametrize("follows", [True, False])
+def test_a_redirect_to_what_is_not_a_url_is_a_transport_error(location: str, follows: bool) -> None:
+    client, seen = redirecting_client(location, status=302)
+    client.follow_redirects = follows
+    agent = HttpAgent("http://agent.test/old", client=client)
+    with pytest.raises(TransportError) as caught:  # was httpx.InvalidURL
+        agent.run_sync({"threadId": "t", "runId": "r", "messages": []})
+    assert caught.value.rule == "bad-redirect"
+    assert "http://agent.test/old" in str(caught.value)
+    assert len(seen) == 1
+
+
 # --- an event that never completes --------------------------------------------------------------
 
 

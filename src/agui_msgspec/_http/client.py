@@ -529,6 +529,11 @@ class RunStream(Generic[EventT, MessageT, RunT]):
             )
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, None) from exc
+        except httpx.InvalidURL as exc:  # httpx reads a redirect's Location, followed or not
+            raise TransportError(
+                "bad-redirect",
+                f"{agent._shown_url} answered a redirect whose Location is not a URL ({exc})",
+            ) from exc
         except _DeadlinePassed:
             raise self._deadline_error(None) from None
 
