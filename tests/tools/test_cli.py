@@ -476,6 +476,45 @@ def test_an_error_message_from_the_server_is_shown_escaped(
     assert not any(ch in captured.err for ch in "\x1b\x07\r\u202e")
 
 
+# --- what the command line quotes is inert too: file names, URLs, arguments -------------------
+
+
+def test_a_hostile_file_name_is_inert_in_the_html_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / f"{HOSTILE}.sse"
+    body.write_bytes(sse(START, FINISH))
+    assert main(["check", "--format", "html", str(body)]) == 0
+    page = capsys.readouterr().out
+    assert_inert(page)
+    assert "<title>" in page
+
+
+def test_a_hostile_url_is_inert_in_the_probe_page(capsys: pytest.CaptureFixture[str]) -> None:
+    # nothing listens on port 1: every step fails, and the page still names the URL
+    url = "http://127.0.0.1:1/\u202e\x9b2J"
+    assert main(["probe", "--timeout", "5", "--format", "html", url]) == 1
+    page = capsys.readouterr().out
+    assert not any(ch in page for ch in "\u202e\x9b")
+    assert "/\\u202e\\x9b2J</title>" in page
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "stream.sse", HOSTILE],  # unrecognized arguments
+        ["check", f"--{HOSTILE}", "stream.sse"],  # an unknown option
+        ["check", "--format", HOSTILE, "stream.sse"],  # invalid choice
+        ["run", "--timeout", HOSTILE, "http://localhost/"],  # a type's own error
+    ],
+)
+def test_argument_errors_quote_the_arguments_inert(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert_inert(capsys.readouterr().err)
+
+
 def started_with_sigint(handler: str) -> list[str]:
     """``python -m agui_msgspec`` with SIGINT's handler set first: ``default_int_handler`` is a
     start from a terminal, whatever this process inherited (a CI job may ignore SIGINT, and a

@@ -54,6 +54,22 @@ def test_the_command_writes_the_binding_named_after_the_schema_id(
     assert freeze.read_bytes() == (ROOT / "schema" / "1.1" / "proto-freeze.txt").read_bytes()
 
 
+def test_the_paths_written_are_shown_inert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "\x1b]0;owned\x07\nACCEPTED\u202e"
+    assert main(["generate", str(SCHEMA_1_1), "--out", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert not any(ch in shown for ch in "\x1b\x07\u202e")
+    assert [line.rpartition("/")[2] for line in shown.splitlines()] == [
+        "v1_1.py",
+        "v1_1.proto",
+        "v1_1_wire.py",
+        "v1_1.proto-freeze.txt",
+    ]
+    assert "\\x1b]0;owned\\x07\\x0aACCEPTED\\u202e/v1_1.py" in shown
+
+
 def test_a_draft_gets_the_name_and_version_given(tmp_path: Path, draft_copy: Path) -> None:
     first = agui_msgspec.generate(draft_copy, tmp_path, module="draft_a", protocol_version="1.2")
     second = agui_msgspec.generate(draft_copy, tmp_path, module="draft_b", protocol_version="1.3")

@@ -22,7 +22,7 @@ import uuid
 from collections import Counter
 from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import msgspec
 
@@ -121,8 +121,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with what its errors quote from the command line (a file name, an unknown
+    option) shown inert, as the rest of the output is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {inert(message)}\n")
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="agui-msgspec", description=__doc__)
+    parser = _Parser(prog="agui-msgspec", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser(
         "check",
@@ -281,6 +290,7 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_USAGE if exit_.code else EXIT_ACCEPTED
+    out = _Output()
     try:
         if args.command == "generate":
             options = {
@@ -288,13 +298,14 @@ def _main(argv: Sequence[str] | None) -> int:
                 "protocol_version": args.protocol_version,
                 "freeze": args.freeze,
             }
-            print(*generate_files(args.schema, args.out, **options), sep="\n")
+            for path in generate_files(args.schema, args.out, **options):
+                out.line(str(path))
+            out.flush()
             return EXIT_ACCEPTED
         bindings = None if args.bindings is None else load_bindings(args.bindings)
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
-    out = _Output()
     version = bindings or args.version
     if args.command == "check":
         return _check(args, version, out)
@@ -514,7 +525,7 @@ def _rendered(kind: str, report: Report, name: str, *, group: bool) -> str:
     if kind == "junit":
         return render_junit(report, name=name)
     if kind == "html":
-        return render_html(report, title=name)
+        return render_html(report, title=inert(name))
     return render_text(report, group=group)
 
 
@@ -609,7 +620,7 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
         elif kind == "html":
             text = render_html_steps(
                 [(f"{s.name}: {s.outcome}", s.report) for s in steps if s.report is not None],
-                title=f"AG-UI probe of {args.url}",
+                title=f"AG-UI probe of {inert(args.url)}",
             )
         else:
             text = render_probe_text(steps)

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from agui_msgspec._errors import inert
 from agui_msgspec._tools.render import result_document
 from agui_msgspec._tools.verify import Finding, Report, checked_report
 
@@ -34,7 +35,9 @@ def render_html_steps(steps: Sequence[tuple[str, Report]], title: str = "AG-UI p
     # No "<" inside the script element: "</script" would end it, "<!--<script>" would make
     # the parser read on past its end tag. In JSON a "<" is only ever inside a string.
     embedded = data.replace(b"<", b"\\u003c").decode()
-    return _PAGE.format(title=html.escape(title), data=embedded, style=_STYLE, script=_SCRIPT)
+    # html.escape leaves control characters, which a terminal the page is printed on acts on
+    title = html.escape(inert(title))
+    return _PAGE.format(title=title, data=embedded, style=_STYLE, script=_SCRIPT)
 
 
 def _page_data(title: str, report: Report) -> dict[str, Any]:
