@@ -23,6 +23,9 @@ around ``parse_run_input`` keeps working; catch ``MalformedInput`` instead.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import unicodedata
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
@@ -32,27 +35,37 @@ if TYPE_CHECKING:
     from agui_msgspec._http.client import RunResult
 
 
-# What a message for people never carries raw: control characters (C0, DEL, C1), the line and
-# paragraph separators and the bidirectional overrides (from a stream they could retitle a
-# terminal, write its clipboard, or fake a line of a log: a LF, then "ACCEPTED"), and the two
-# noncharacters XML refuses.
-_INERT = {
-    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    for code in (
-        *range(0x20),
-        *range(0x7F, 0xA0),
-        *range(0x2028, 0x202F),
-        *range(0x2066, 0x206A),
-        0xFFFE,
-        0xFFFF,
-    )
-}
+# What a message for people never carries raw: control characters (C0, DEL, C1), format
+# characters (Unicode's Cf: the bidirectional marks, overrides and isolates, the zero-width
+# and invisible ones, the BOM), the line and paragraph separators, lone surrogates (a file
+# name that is not UTF-8, as Python reads it) and the two noncharacters XML refuses. From a
+# stream they could retitle a terminal, write its clipboard, fake a line of a log (a LF, then
+# "ACCEPTED") or reorder what it shows.
+_INERT_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+@functools.cache
+def _inert_table() -> dict[int, str]:
+    # Planes 0, 1 and 14 hold every one of them (Unicode 15.1); read once, when first needed
+    codes = itertools.chain(range(0x20000), range(0xE0000, 0xE1000))
+    return {
+        code: _escaped(code)
+        for code in codes
+        if code in (0xFFFE, 0xFFFF) or unicodedata.category(chr(code)) in _INERT_CATEGORIES
+    }
+
+
+def _escaped(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def inert(text: str) -> str:
-    """``text`` with each of those characters shown escaped (``\\x1b``): one line, whatever a
-    stream or a server put in the ids, names and paths it quotes."""
-    return text if text.isprintable() else text.translate(_INERT)  # the check: in C, cheap
+    """``text`` with each of those characters shown escaped (``\\x1b``, ``\\u202e``): one
+    line, whatever a stream, a server or a file name put in the ids, names and paths it
+    quotes."""
+    return text if text.isprintable() else text.translate(_inert_table())  # the check: in C
 
 
 class AguiError(Exception):

@@ -490,6 +490,19 @@ def test_a_hostile_file_name_is_inert_in_the_html_page(
     assert "<title>" in page
 
 
+def test_format_characters_from_a_stream_are_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # bidi marks (LRM, RLM, ALM), an isolate, the BOM, an annotation, a tag: all invisible
+    marks = "\u200e\u200f\u061c\u2066\ufeff\ufff9\U000e0041"
+    body = tmp_path / "marks.sse"
+    body.write_bytes(sse({**START, "threadId": f"t{marks}"}, {**FINISH, "threadId": f"t{marks}"}))
+    assert main(["check", str(body)]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in marks)
+    assert "t\\u200e\\u200f\\u061c\\u2066\\ufeff\\ufff9\\U000e0041" in out
+
+
 def test_a_hostile_url_is_inert_in_the_probe_page(capsys: pytest.CaptureFixture[str]) -> None:
     # nothing listens on port 1: every step fails, and the page still names the URL
     url = "http://127.0.0.1:1/\u202e\x9b2J"

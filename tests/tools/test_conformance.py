@@ -11,6 +11,7 @@ expectation the consumer does not meet must be reported as failed, and the
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,20 @@ def test_cli_reports_a_failing_folder(tmp_path: Path, capsys: pytest.CaptureFixt
     assert last_line(out) == "1 passed, 1 failed"
     assert re.search(r"^FAIL bad: ", out, re.MULTILINE)
     assert code == 1
+
+
+def test_cli_shows_a_name_that_is_not_utf8_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = os.fsdecode(b"bad\xff\xfe")  # as Python reads it: lone surrogates
+    try:
+        write_fixture(tmp_path, name, {"outcome": "failed"})
+    except OSError:
+        pytest.skip("this file system takes only UTF-8 names")
+    assert main(["conformance", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    out.encode("utf-8")  # what a strict UTF-8 standard output can write
+    assert re.search(r"^FAIL bad\\udcff\\udcfe: ", out, re.MULTILINE)
 
 
 def test_cli_counts_era_fixtures_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
