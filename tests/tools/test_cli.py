@@ -503,6 +503,52 @@ def test_format_characters_from_a_stream_are_shown_escaped(
     assert "t\\u200e\\u200f\\u061c\\u2066\\ufeff\\ufff9\\U000e0041" in out
 
 
+NOT_UTF8 = os.fsdecode(b"b\xff\xfe.sse")  # a name that is not UTF-8, as Python reads it
+WARNED = sse(START, {"type": "CUSTOM", "name": "n", "value": 1, "extra": 1}, FINISH)
+
+
+def written(path: Path, content: bytes) -> Path:
+    try:
+        path.write_bytes(content)
+    except OSError:
+        pytest.skip("this file system takes only UTF-8 names")
+    return path
+
+
+def test_a_name_that_is_not_utf8_is_shown_escaped_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = written(tmp_path / NOT_UTF8, WARNED)
+    for kind in ("text", "json", "sarif", "junit", "html"):
+        assert main(["check", "--format", kind, str(body)]) == 0
+        out = capsys.readouterr().out
+        out.encode("utf-8")  # what a strict UTF-8 standard output can write
+        if kind in ("junit", "html"):
+            assert "b\\udcff\\udcfe.sse" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "uri"),
+    [
+        (NOT_UTF8, "b%FF%FE.sse"),
+        ("my run #1: 50%.sse", "my%20run%20%231%3A%2050%25.sse"),
+        ("\x1b]0;owned\x07.sse", "%1B%5D0%3Bowned%07.sse"),
+    ],
+)
+def test_sarif_locates_a_finding_by_a_uri_reference(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    uri: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    written(tmp_path / name, WARNED)
+    assert main(["check", "--format", "sarif", name]) == 0
+    [result] = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == uri
+
+
 def test_a_hostile_url_is_inert_in_the_probe_page(capsys: pytest.CaptureFixture[str]) -> None:
     # nothing listens on port 1: every step fails, and the page still names the URL
     url = "http://127.0.0.1:1/\u202e\x9b2J"

@@ -18,6 +18,7 @@ import asyncio
 import os
 import signal
 import sys
+import urllib.parse
 import uuid
 from collections import Counter
 from collections.abc import Coroutine, Iterator, Sequence
@@ -521,12 +522,18 @@ def _rendered(kind: str, report: Report, name: str, *, group: bool) -> str:
     if kind == "json":
         return render_json(report) + "\n"
     if kind == "sarif":
-        return render_sarif(report, artifact=name) + "\n"
+        return render_sarif(report, artifact=_uri_reference(name)) + "\n"
     if kind == "junit":
-        return render_junit(report, name=name)
+        return render_junit(report, name=inert(name))
     if kind == "html":
         return render_html(report, title=inert(name))
     return render_text(report, group=group)
+
+
+def _uri_reference(name: str) -> str:
+    """A file's name as a relative URI reference, each byte that cannot stand in one
+    percent-encoded (a space, ``#``, ``:``, a control, a byte that is not UTF-8)."""
+    return urllib.parse.quote(os.fsencode(name))
 
 
 def _emit(text: str, kind: str, target: Path | None, out: _Output) -> bool:
