@@ -338,3 +338,40 @@ def test_a_frontend_tool_call_is_answered_in_a_second_run() -> None:
     assert sent["messages"][-1]["toolCallId"] == "c1"
     assert answered.report is not None
     assert answered.report.result.messages[-1].content == "ping"
+
+
+UNUSABLE_URLS = [
+    "http://127.0.0.1:1/?q=\x1b]0;owned\x07",  # httpx refuses a control character
+    "http://[::1",
+    "http://127.0.0.1:99999/",
+    "http://127.0.0.1:1/\udcff",  # a byte of the command line that is not UTF-8
+    "not a url",
+    "ftp://127.0.0.1/",
+]
+
+
+@pytest.mark.parametrize("command", ["run", "probe"])  # the same usage errors
+@pytest.mark.parametrize("url", UNUSABLE_URLS)
+def test_a_url_no_request_can_go_to_is_a_usage_error(
+    command: str, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--timeout", "5", url]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("agui-msgspec: not ")
+    assert captured.err[:-1].isprintable()  # one line, shown escaped
+
+
+@pytest.mark.parametrize(
+    "header", ["bad name: x", "X-Probe: a\r\nX-Forged: b", "X-Probe: \udcff", "X-Probe: caf\u00e9"]
+)
+def test_a_header_no_request_can_carry_is_a_usage_error(
+    header: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["probe", "--timeout", "5", "--header", header, "http://127.0.0.1:1/"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agui-msgspec: --header ")
+    assert err.endswith(": HTTP cannot send it as it is\n")
+    # never the value: it may be a credential
+    assert "X-Forged" not in err
+    assert "caf" not in err

@@ -37,7 +37,7 @@ from agui_msgspec._errors import (
     inert,
     wrong_type,
 )
-from agui_msgspec._http.client import HttpAgent
+from agui_msgspec._http.client import _HEADER_NAME, _HEADER_VALUE, HttpAgent
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate_files
@@ -93,12 +93,13 @@ RUN_EXIT_CODES = """exit codes (check's, for the stream the agent sent):
      stream (check says 0 on its bytes too); the summary says RUN FAILED and --json
      gives the run's status
   1  rejected, or no stream: the agent cannot be reached or answered an HTTP error
-  2  usage: a bad option, an unreadable or malformed --input, --tool or --state"""
+  2  usage: a bad option, a URL no request can go to, an unreadable or malformed --input,
+     --tool or --state"""
 PROBE_FORMATS = ("text", "json", "sarif", "junit", "html")
 PROBE_EXIT_CODES = """exit codes:
   0  every step passed or was skipped (a skipped step says why)
   1  a step failed: a rejected stream, a transport violation, no answer
-  2  usage: a bad option, an unwritable --output"""
+  2  usage: a bad option, a URL or --header no request can carry, an unwritable --output"""
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 READ_CHUNK = 1024 * 1024
 """``check`` reads its input at most this many bytes at a time."""
@@ -603,14 +604,9 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
     if len(outputs) > len(formats) or len(formats) - len(outputs) > 1:
         _error("each --output needs its --format, and only one goes to standard output")
         return EXIT_USAGE
-    headers = {}
-    for text in args.header:
-        name, colon, value = text.partition(":")
-        if not colon:
-            _error(f"--header takes NAME:VALUE, not {text!r}")
-            return EXIT_USAGE
-        headers[name.strip()] = value.strip()
     try:
+        _checked_url(args.url)
+        headers = _checked_headers(args.header)
         steps = probe(
             args.url, headers=headers, timeout=args.timeout, gap=args.gap, version=version
         )
@@ -635,6 +631,44 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
             return EXIT_USAGE
     out.flush()
     return EXIT_REJECTED if probe_failed(steps) else EXIT_ACCEPTED
+
+
+def _checked_url(url: str) -> None:
+    """A usage error for a URL no request can go to (``run`` and ``probe`` alike), before
+    httpx or the socket fails on it mid-run."""
+    import httpx  # noqa: PLC0415  (the http extra)
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:  # a control character, "http://[::1", ...
+        raise UsageError(f"not a URL: {url[:200]!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(f"not an http(s) URL: {url[:200]!r}")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise UsageError(f"not a port: {parsed.port} in {url[:200]!r}")
+
+
+def _checked_headers(texts: list[str]) -> dict[str, str]:
+    """``--header``'s NAME:VALUE pairs, each one HTTP can send as it is (as ``HttpAgent``
+    checks its ``headers=``), else a usage error naming the header, never its value (it may
+    be a credential)."""
+    import httpx  # noqa: PLC0415
+
+    headers = {}
+    for text in texts:
+        name, colon, value = text.partition(":")
+        if not colon:
+            raise UsageError(f"--header takes NAME:VALUE, not {text!r}")
+        name, value = name.strip(), value.strip()
+        try:
+            [(raw_name, raw_value)] = httpx.Headers({name: value}).raw
+            sendable = _HEADER_NAME.fullmatch(raw_name) and _HEADER_VALUE.fullmatch(raw_value)
+        except ValueError:  # not ASCII, which httpx encodes no other way
+            sendable = None
+        if not sendable:
+            raise UsageError(f"--header {name[:100]!r}: HTTP cannot send it as it is")
+        headers[name] = value
+    return headers
 
 
 def _conformance(folder: Path, version: VersionLike, out: _Output) -> int:
@@ -711,6 +745,7 @@ def _run(
     next: Path | None,
 ) -> int:
     try:
+        _checked_url(url)
         agent = HttpAgent(url, version=version, **agent_options)
     except (ImportError, UsageError) as exc:
         _error(str(exc))
