@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import unicodedata
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -66,6 +67,33 @@ def inert(text: str) -> str:
     line, whatever a stream, a server or a file name put in the ids, names and paths it
     quotes."""
     return text if text.isprintable() else text.translate(_inert_table())  # the check: in C
+
+
+@functools.cache
+def _json_pattern() -> re.Pattern[str]:
+    # C0 is JSON's own to escape (and a raw LF between values is layout, not text)
+    codes = sorted(code for code in _inert_table() if code >= 0x20)
+    ranges, start = [], codes[0]
+    for previous, code in itertools.pairwise([*codes, -1]):
+        if code != previous + 1:
+            ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(previous))}")
+            start = code
+    return re.compile(f"[{''.join(ranges)}]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON writes the rest as a UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def inert_json(text: str) -> str:
+    """JSON ``text`` with each of the characters :func:`inert` escapes written as a ``\\u``
+    escape: the same document, which a terminal shows without acting on. Outside a string
+    JSON has none of them, and inside one the escape is the character itself."""
+    return text if text.isprintable() else _json_pattern().sub(_json_escape, text)
 
 
 class AguiError(Exception):

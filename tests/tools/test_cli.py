@@ -436,6 +436,28 @@ def test_check_json_stays_exact(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert document["events"][0]["event"]["threadId"] == HOSTILE
 
 
+# DEL, CSI and OSC as C1 (which a UTF-8 terminal may honour), bidi overrides and marks, the
+# line separator, the BOM, a tag character
+C1_AND_BIDI = "\x7f\x9b2J\x9d0;owned\x9c\u202e\u2066\u200e\u061c\u2028\ufeff\U000e0041"
+
+
+@pytest.mark.parametrize(
+    "options", [["--json"], ["--summary", "--json"], ["--format", "sarif"], ["--format", "html"]]
+)
+def test_json_and_html_write_what_a_terminal_acts_on_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    body = tmp_path / "c1.sse"
+    unknown = {"type": "CUSTOM", "name": "n", "value": 1, C1_AND_BIDI: 1}  # a warning's path
+    events = [{**START, "runId": C1_AND_BIDI}, unknown, {**FINISH, "runId": C1_AND_BIDI}]
+    body.write_bytes(sse(*events))  # json.dumps escapes them; the consumer reads them back
+    assert main(["check", *options, str(body)]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in C1_AND_BIDI if not ch.isprintable())
+    if "--json" in options:  # the same document
+        assert json.loads(out)["runs"][0]["runId"] == C1_AND_BIDI
+
+
 def test_run_shows_control_characters_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     body = hostile_body()
 

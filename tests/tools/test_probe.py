@@ -189,6 +189,30 @@ def test_what_a_server_sends_is_shown_escaped_one_line_each(
     assert any("x\\x0aFAKED\\x1b]0;owned" in line for line in lines)
 
 
+# DEL, CSI and OSC as C1 (which a UTF-8 terminal may honour), a RLO, a RLM, a line separator
+C1_AND_BIDI = "\x7f\x9b2J\x9d0;owned\x9c\u202e\u200f\u2028"
+
+
+def c1_names(server: Any, request: dict[str, Any]) -> None:
+    custom = {"type": "CUSTOM", "name": C1_AND_BIDI, "value": 1}
+    start, *rest = events(request)
+    body = [start, json.dumps(custom, ensure_ascii=False).encode(), *rest]
+    server.chunk(b"".join(b"data: " + e + b"\n\n" for e in body))
+    server.chunk(b"")
+
+
+@pytest.mark.parametrize("form", ["json", "sarif", "html"])
+def test_json_and_html_write_what_a_terminal_acts_on_escaped(
+    capsys: pytest.CaptureFixture[str], form: str
+) -> None:
+    with broken(c1_names) as url:
+        main(["probe", url, "--format", form])
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in C1_AND_BIDI if not ch.isprintable())
+    if form == "json":  # the same document
+        assert json.loads(out)[0]["report"]["events"][1]["event"]["name"] == C1_AND_BIDI
+
+
 def test_a_wrong_content_type_fails() -> None:
     with broken(one_chunk, content_type="application/json") as url:
         plain = probe(url)[0]

@@ -55,6 +55,7 @@ from agui_msgspec._tools.render import (
     event_line,
     finding_line,
     grouped_lines,
+    json_text,
     message_line,
     render_json,
     render_junit,
@@ -401,14 +402,14 @@ class _Tally:
             if self.timeline:
                 if self.as_json:
                     comma = "," if self.count else ""
-                    self.out.json(comma + msgspec.json.encode(event).decode())
+                    self.out.json(comma + json_text(event))
                 else:
                     self.out.line(f"  {self.count:>4}  {_live_detail(event)}")
             self.count += 1
 
     def end_json(self, document: dict[str, Any]) -> None:
         """The JSON document's other fields; the events, streamed, came first."""
-        text = msgspec.json.encode(document).decode()
+        text = json_text(document)
         if self.timeline:
             self.out.json("]," + text[1:] if len(document) else "]}")
         else:
@@ -501,7 +502,7 @@ def _check(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
             text = (
                 "\n".join(_summary(report, tally)) + "\n"
                 if document is None
-                else msgspec.json.encode(document).decode() + "\n"
+                else json_text(document) + "\n"
             )
         else:
             text = _rendered(kind, report, name, group=args.group)
@@ -615,7 +616,7 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
         return EXIT_USAGE
     for position, kind in enumerate(formats):
         if kind == "json":
-            text = msgspec.json.encode(probe_document(steps)).decode() + "\n"
+            text = json_text(probe_document(steps)) + "\n"
         elif kind == "sarif":
             text = render_probe_sarif(steps, args.url) + "\n"
         elif kind == "junit":

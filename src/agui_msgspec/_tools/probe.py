@@ -25,6 +25,7 @@ from agui_msgspec._pipeline.consumer import MEDIA_TYPES
 from agui_msgspec._tools.render import (
     SARIF_SCHEMA,
     finding_line,
+    json_text,
     render_junit,
     render_sarif,
     report_document,
@@ -496,7 +497,7 @@ def render_probe_sarif(steps: list[ProbeStep], url: str) -> str:
         run["properties"]["step"] = step.name
         runs.append(run)
     document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}
-    return msgspec.json.encode(document).decode()
+    return json_text(document)
 
 
 def render_probe_junit(steps: list[ProbeStep]) -> str:

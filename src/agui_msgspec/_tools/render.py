@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from agui_msgspec._errors import inert
+from agui_msgspec._errors import inert, inert_json
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._pipeline.run import Run
 from agui_msgspec._rules import RULES
@@ -29,7 +29,13 @@ def render_json(report: Report) -> str:
     the state history, and the consumer's result (``outcome``, ``violation``, ``runs``,
     ``messages``, ``state``, ``warnings``) at the top level."""
     checked_report("render_json()", report)
-    return msgspec.json.encode(report_document(report)).decode()
+    return json_text(report_document(report))
+
+
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON, with what a terminal would act on (C1 controls, bidi
+    overrides, ...) written as ``\\u`` escapes: exactly the same document."""
+    return inert_json(msgspec.json.encode(value).decode())
 
 
 def report_document(report: Report, *, events: bool = True) -> dict[str, Any]:
@@ -245,7 +251,7 @@ def render_sarif(report: Report, artifact: str = "stream") -> str:
             }
         ],
     }
-    return msgspec.json.encode(document).decode()
+    return json_text(document)
 
 
 def render_junit(report: Report, name: str = "stream") -> str:

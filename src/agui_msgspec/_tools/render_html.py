@@ -12,10 +12,8 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-import msgspec
-
 from agui_msgspec._errors import inert
-from agui_msgspec._tools.render import result_document
+from agui_msgspec._tools.render import json_text, result_document
 from agui_msgspec._tools.verify import Finding, Report, checked_report
 
 _Change = dict[str, Any]
@@ -31,10 +29,10 @@ def render_html(report: Report, title: str = "AG-UI stream") -> str:
 
 def render_html_steps(steps: Sequence[tuple[str, Report]], title: str = "AG-UI probe") -> str:
     """Several reports on one page (a probe's steps), each under its own heading."""
-    data = msgspec.json.encode([_page_data(name, report) for name, report in steps])
+    data = json_text([_page_data(name, report) for name, report in steps])
     # No "<" inside the script element: "</script" would end it, "<!--<script>" would make
     # the parser read on past its end tag. In JSON a "<" is only ever inside a string.
-    embedded = data.replace(b"<", b"\\u003c").decode()
+    embedded = data.replace("<", "\\u003c")
     # html.escape leaves control characters, which a terminal the page is printed on acts on
     title = html.escape(inert(title))
     return _PAGE.format(title=title, data=embedded, style=_STYLE, script=_SCRIPT)
