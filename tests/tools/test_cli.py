@@ -241,7 +241,7 @@ def test_a_long_value_is_cut_in_the_timeline(
     assert "(+4800 chars)" in line
 
 
-# --- a closed pipe ------------------------------------------------------------------------
+# --- a closed pipe, a closed or full standard output --------------------------------------
 
 
 def first_line_then_close(command: list[str]) -> tuple[str, int, str]:
@@ -297,6 +297,44 @@ def long_stream_server(events: int, value: str = "x") -> Iterator[str]:
 
     with serve_handler(Handler) as url:
         yield f"{url}/"
+
+
+def check_into(stdout: str, options: list[str], body: Path) -> subprocess.CompletedProcess[str]:
+    """``check`` run by a shell with its standard output redirected: ``>&-``, ``>/dev/full``."""
+    command = [sys.executable, "-m", "agui_msgspec._tools.cli", "check", *options, str(body)]
+    return subprocess.run(
+        ["sh", "-c", f'exec "$@" {stdout}', "sh", *command],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full to fill")
+@pytest.mark.parametrize(
+    ("options", "verdict", "code"), [([], "accepted", 0), (["--json"], "rejected", 1)]
+)
+def test_check_into_a_full_disk_says_so_and_exits_with_the_verdict(
+    tmp_path: Path, options: list[str], verdict: str, code: int
+) -> None:
+    body = tmp_path / "long.sse"
+    content = long_body(5_000)
+    body.write_bytes(content if verdict == "accepted" else content[: -len(sse(FINISH))])
+    done = check_into(">/dev/full", options, body)
+    assert done.stderr == "agui-msgspec: cannot write to standard output: No space left on device\n"
+    assert done.returncode == code
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell closes the descriptor")
+def test_check_with_standard_output_closed_says_so_and_exits_with_the_verdict(
+    tmp_path: Path,
+) -> None:
+    body = tmp_path / "run.sse"
+    body.write_bytes(sse(START, FINISH))
+    done = check_into(">&-", [], body)
+    assert done.stderr == "agui-msgspec: cannot write to standard output: it is closed\n"
+    assert done.returncode == 0
 
 
 def test_run_into_a_closed_pipe_ends_quietly_with_the_verdict() -> None:

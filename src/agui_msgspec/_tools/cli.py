@@ -5,7 +5,8 @@ from a schema file.
 Exit codes: 0 accepted (or every fixture or probe step passed), 1 rejected (or a fixture or
 a probe step failed, or the agent sent no stream), 2 usage error. A closed standard output
 (``| head``) silences the rest of the output, not the verdict: the stream is
-still read to its end and the exit code is the verdict's.
+still read to its end and the exit code is the verdict's; so does one that cannot be
+written (``>&-``, a full disk), said on standard error.
 
 ``check`` and ``run`` print each event as it passes and keep none: memory holds
 what the result needs (runs, messages, state, warnings), not the stream.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -342,14 +344,19 @@ def _seconds(text: str) -> float:
 
 
 def _error(text: str) -> None:
-    print(f"agui-msgspec: {inert(text)}", file=sys.stderr)
+    if sys.stderr is None:  # closed too (2>&-): there is no one to tell
+        return
+    with contextlib.suppress(OSError):  # a full disk, say: the exit code still tells
+        print(f"agui-msgspec: {inert(text)}", file=sys.stderr)
 
 
 class _Output:
-    """Standard output that a closed pipe (``| head``) silences instead of failing.
+    """Standard output that a closed pipe (``| head``) silences instead of failing; any other
+    failure to write (a full disk, a descriptor closed with ``>&-``) silences it too, said once
+    on standard error. Either way the exit code stays the verdict's.
 
     ``line`` is for people: control characters are shown escaped. ``json`` writes as is
-    (JSON escapes what it must)."""
+    (the renderers escaped what a terminal would act on)."""
 
     def __init__(self) -> None:
         self.closed = False
@@ -358,18 +365,29 @@ class _Output:
         self.json(inert(text))
 
     def json(self, text: str) -> None:
-        if not self.closed:
+        if self._open():
             try:
                 sys.stdout.write(text + "\n")
-            except BrokenPipeError:
-                self._silence()
+            except OSError as exc:
+                self._failed(exc)
 
     def flush(self) -> None:
-        if not self.closed:
+        if self._open():
             try:
                 sys.stdout.flush()
-            except BrokenPipeError:
-                self._silence()
+            except OSError as exc:
+                self._failed(exc)
+
+    def _open(self) -> bool:
+        if not self.closed and sys.stdout is None:  # started with it closed (>&-)
+            self.closed = True
+            _error("cannot write to standard output: it is closed")
+        return not self.closed
+
+    def _failed(self, exc: OSError) -> None:
+        if not isinstance(exc, BrokenPipeError):  # | head: the reader left, nothing to say
+            _error(f"cannot write to standard output: {exc.strerror or exc}")
+        self._silence()
 
     def _silence(self) -> None:
         self.closed = True
