@@ -539,6 +539,12 @@ def test_an_error_message_from_the_server_is_shown_escaped(
 # --- what the command line quotes is inert too: file names, URLs, arguments -------------------
 
 
+@pytest.mark.parametrize("count", ["-5", "x", "1.5"])
+def test_max_warnings_takes_a_count(count: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--max-warnings", count, "stream.sse"]) == 2
+    assert f"--max-warnings: not a count (0 or more): '{count}'" in capsys.readouterr().err
+
+
 def test_a_hostile_file_name_is_inert_in_the_html_page(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -179,7 +179,9 @@ def _main(argv: Sequence[str] | None) -> int:
         default="violation",
         help="the least severe finding that fails the check (default violation)",
     )
-    check.add_argument("--max-warnings", type=int, metavar="N", help="fail on more than N warnings")
+    check.add_argument(
+        "--max-warnings", type=_count, metavar="N", help="fail on more than N warnings"
+    )
     check.add_argument(
         "--rule",
         action="append",
@@ -340,6 +342,16 @@ def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a count (0 or more): {text!r}")
     return value
 
 
