@@ -317,6 +317,21 @@ def interrupting(server: Any, request: dict[str, Any]) -> None:
     server.chunk(b"")
 
 
+def test_the_sarif_locates_each_step_by_a_uri_reference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with broken(one_chunk) as url:
+        main(["probe", f"{url}#ignored", "--format", "sarif"])
+    uris = {
+        location["physicalLocation"]["artifactLocation"]["uri"]
+        for run in json.loads(capsys.readouterr().out)["runs"]
+        for result in run["results"]
+        for location in result["locations"]
+    }
+    assert f"{url}#plain%20message" in uris
+    assert all(" " not in uri and uri.count("#") == 1 for uri in uris)
+
+
 def test_a_run_that_stops_on_an_interrupt_is_resumed() -> None:
     with broken(interrupting) as url:
         steps = by_name(probe(url))

@@ -17,6 +17,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any, Literal
+from urllib.parse import quote
 
 import msgspec
 
@@ -51,6 +52,7 @@ _TOOL = {
 _DATALESS = re.compile(rb"(?m)^[ \t]*[{\[]")  # a JSON line where SSE wants "data: "
 _NO_STATE_EVENT = "no state event came back"
 _STEP_ARRIVALS = 20  # arrival times the text shows per step, at most
+_URI_RESERVED = ":/?[]@!$&'()*+,;=%"  # what a URL keeps as it is (RFC 3986), "#" aside
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -478,9 +480,11 @@ def render_probe_sarif(steps: list[ProbeStep], url: str) -> str:
     for step in steps:
         if step.report is None:
             continue
-        [run] = msgspec.json.decode(render_sarif(step.report, artifact=f"{url}#{step.name}"))[
-            "runs"
-        ]
+        # a URI reference: the URL as requested (a fragment is never sent), the step's name as
+        # its fragment
+        requested = url.partition("#")[0]
+        location = f"{quote(requested, safe=_URI_RESERVED)}#{quote(step.name)}"
+        [run] = msgspec.json.decode(render_sarif(step.report, artifact=location))["runs"]
         for diagnostic in step.diagnostics:
             if diagnostic.severity == "note":
                 continue
@@ -489,9 +493,7 @@ def render_probe_sarif(steps: list[ProbeStep], url: str) -> str:
                     "ruleId": f"transport/{diagnostic.kind}",
                     "level": "error" if diagnostic.severity == "violation" else "warning",
                     "message": {"text": diagnostic.message},
-                    "locations": [
-                        {"physicalLocation": {"artifactLocation": {"uri": f"{url}#{step.name}"}}}
-                    ],
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": location}}}],
                 }
             )
         run["properties"]["step"] = step.name
