@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 from serving import serve, serve_handler
 
+from agui_msgspec import proto_frame
 from agui_msgspec._tools.cli import main
 from agui_msgspec._tools.probe import ProbeStep, probe
+from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -268,6 +270,23 @@ def test_a_drop_mid_run_fails() -> None:
     assert "dropped" in kinds(plain)
     assert plain.report is not None
     assert [f.rule for f in plain.report.violations] == ["truncated"]
+
+
+def garbage_frame(server: Any, request: dict[str, Any]) -> None:
+    start, *_ = events(request)
+    server.chunk(proto_frame(json.loads(start)) + b"\x00\x00\x00\x02\xff\xff")
+    server.chunk(b"")
+
+
+def test_a_frame_that_does_not_decode_fails() -> None:
+    """verify() accepted a body its reader could not frame, so probe passed those steps."""
+    with broken(garbage_frame, content_type=PROTOBUF_MEDIA_TYPE) as url:
+        steps = probe(url)
+    answered = [step for step in steps if step.report is not None]
+    assert [step.outcome for step in answered] == ["failed"] * len(answered)
+    plain = by_name(steps)["plain message"]
+    assert plain.report is not None
+    assert [f.rule for f in plain.report.violations] == ["malformed-frame"]
 
 
 def test_the_sarif_validates_and_the_junit_has_a_suite_per_step(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agui_msgspec import consume_body, v1_1
+from agui_msgspec import consume_body, proto_frame, v1_1
 from agui_msgspec._errors import UsageError
 from agui_msgspec._rules import RULES
 from agui_msgspec._tools.verify import verify
@@ -90,6 +90,38 @@ def test_the_verdict_and_result_are_the_consumers() -> None:
     assert report.result.outcome == expected.outcome == "failed"
     assert str(report.result.violation) == str(expected.violation)
     assert report.result.events == expected.events
+
+
+@pytest.mark.parametrize(
+    ("tail", "rule"),
+    [(b"\xff\xff\xff\xff", "event-too-large"), (b"\x00\x00\x00\x02\xff\xff", "malformed-frame")],
+    ids=["event-too-large", "malformed-frame"],
+)
+def test_a_body_the_reader_cannot_frame_is_rejected_as_consume_body_rejects_it(
+    tail: bytes, rule: str
+) -> None:
+    """The reader's TransportError was reported as a violation under an accepted verdict."""
+    body = proto_frame(START) + tail
+    report = verify(body)
+    expected = consume_body(body)
+    assert expected.violation is not None
+    assert (report.verdict, report.result.outcome) == ("rejected", "failed")
+    (violation,) = report.violations
+    assert (violation.rule, violation.received_index, violation.path) == (
+        rule,
+        expected.violation.index,
+        expected.violation.path,
+    )
+    assert str(report.result.violation) == str(expected.violation)
+    assert report.failed()
+
+
+def test_an_sse_event_over_max_event_size_is_rejected() -> None:
+    report = verify(
+        sse(START, {"type": "CUSTOM", "name": "x", "value": "a" * 200}), max_event_size=100
+    )
+    assert report.verdict == "rejected"
+    assert [(f.rule, f.received_index) for f in report.violations] == [("event-too-large", 1)]
 
 
 def test_a_late_event_relates_to_the_run_finished_it_follows() -> None:

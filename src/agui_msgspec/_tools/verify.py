@@ -14,6 +14,7 @@ dropped, with the event and the path); hints are read from the delivered events 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -462,7 +463,10 @@ class _Verifier:
         after = self.result is not None
         if not after and self.consumer is not None:
             delivered = list(getattr(violation, "delivered", []))
-            self.result = self.consumer.result(self.result_events + delivered)
+            result = self.consumer.result(self.result_events + delivered)
+            if result.violation is None:  # the reader's: consume_body's consumer owns its reader
+                result = dataclasses.replace(result, outcome="failed", violation=violation)
+            self.result = result
         rule, path = str(violation.rule), str(getattr(violation, "path", ""))
         document = None if payload is None else _document(payload, received or 0)
         related = self.tracker.related(rule, document)
