@@ -13,6 +13,7 @@ import pytest
 from agui_msgspec import consume_body, proto_frame, v1_1
 from agui_msgspec._errors import UsageError
 from agui_msgspec._rules import RULES
+from agui_msgspec._tools import verify as verify_module
 from agui_msgspec._tools.verify import verify
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -340,6 +341,40 @@ def test_a_snapshot_renaming_what_an_earlier_snapshot_gave_hints() -> None:
         (hint.rule, hint.received_index) for hint in verify(sse(START, first, second, FINISH)).hints
     ]
     assert hints == [("snapshot-renames-messages", 2)]
+
+
+def test_a_snapshot_costs_its_own_messages_not_every_message_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each MESSAGES_SNAPSHOT was held against every message seen before it: N streamed
+    messages and N snapshots cost N² (3 MB, 17 s for ``check --first``). Counted here by
+    the messages' keys made, not timed."""
+    made = 0
+    hashable = verify_module._hashable
+
+    def counted(value: Any) -> Any:
+        nonlocal made
+        made += 1
+        return hashable(value)
+
+    monkeypatch.setattr(verify_module, "_hashable", counted)
+    n = 300
+    streamed = [
+        {"type": kind, "messageId": f"m{i}", "delta": "x"}
+        if kind == "TEXT_MESSAGE_CONTENT"
+        else {"type": kind, "messageId": f"m{i}"}
+        for i in range(n)
+        for kind in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END")
+    ]
+    snapshots = [
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": id, "role": "assistant", "content": "x"}]}
+        for id in [*(f"m{i}" for i in range(n)), "new"]
+    ]
+    report = verify(sse(START, *streamed, *snapshots, FINISH))
+    assert [(hint.rule, hint.message) for hint in report.hints] == [
+        ("snapshot-renames-messages", "the snapshot gives message 'm299' the new id 'new'")
+    ]
+    assert made < 10 * n  # a few per message; N² was 90,000
 
 
 @pytest.mark.parametrize(

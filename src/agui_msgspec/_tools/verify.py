@@ -714,11 +714,15 @@ class _Hints:
         # ends, as a call may be reopened until then (interleaved chunks are).
         self.ended: dict[Any, ReportEvent] = {}
         self.streamed = ""  # the assistant message the run last streamed
-        self.messages: dict[str, tuple[Any, Any]] = {}  # id → (role, content)
+        # id → (role, content), both hashable; content None while a streamed one is open
+        self.messages: dict[str, tuple[Any, Any]] = {}
+        # (role, content) → the ids that have it, the latest last: a snapshot's new id is
+        # looked up here, not in every message seen (that made a stream of snapshots quadratic)
+        self.holders: dict[tuple[Any, Any], dict[str, None]] = {}
         self.texts: dict[str, list[str]] = {}  # the text each streamed message was given
         for message in _input_messages(input):
             if isinstance(message, Mapping) and isinstance(message.get("id"), str):
-                self.messages[message["id"]] = (message.get("role"), message.get("content"))
+                self._know(message["id"], message.get("role"), message.get("content"))
 
     def saw(self, event: ReportEvent) -> Iterator[Hint]:
         document, kind = event.event, event.type
@@ -797,15 +801,14 @@ class _Hints:
         if kind == "MESSAGES_SNAPSHOT":
             for message in document.get("messages") or ():
                 if isinstance(message, Mapping) and isinstance(message.get("id"), str):
-                    self.messages[message["id"]] = (message.get("role"), message.get("content"))
+                    self._know(message["id"], message.get("role"), message.get("content"))
             return
         message_id = document.get("parentMessageId" if kind == "TOOL_CALL_START" else "messageId")
         if not isinstance(message_id, str):
             return
         if kind in _STREAMED_ROLES:  # a streamed message: its content is known at its end
-            self.messages.setdefault(
-                message_id, (document.get("role", _STREAMED_ROLES[kind]), None)
-            )
+            if message_id not in self.messages:
+                self._know(message_id, document.get("role", _STREAMED_ROLES[kind]), None)
             if self.messages[message_id][1] is None:
                 self.texts.setdefault(message_id, [])
         elif kind in _STREAMED_TEXT and message_id in self.texts:
@@ -813,23 +816,39 @@ class _Hints:
         elif kind in _STREAMED_ENDS and message_id in self.texts:
             parts = self.texts[message_id]
             parts[:] = ["".join(parts)]
-            self.messages[message_id] = (self.messages[message_id][0], parts[0])
+            self._know(message_id, self.messages[message_id][0], parts[0])
+        elif message_id in self.messages:
+            return  # a tool call or result names a message anew: the first one stands
         elif kind == "TOOL_CALL_START":  # the message that carries the call: no content to tell
-            self.messages.setdefault(message_id, ("assistant", None))
+            self._know(message_id, "assistant", None)
         elif kind == "TOOL_CALL_RESULT":
-            self.messages.setdefault(message_id, ("tool", document.get("content")))
+            self._know(message_id, "tool", document.get("content"))
+
+    def _know(self, message_id: str, role: Any, content: Any) -> None:
+        """Learn a message's role and content (None: not known yet), in ``holders`` too."""
+        known = self.messages.get(message_id)
+        if known is not None and known[1] is not None:
+            holder = self.holders[known]
+            del holder[message_id]
+            if not holder:
+                del self.holders[known]
+        key = self.messages[message_id] = (_hashable(role), _hashable(content))
+        if key[1] is not None:
+            self.holders.setdefault(key, {})[message_id] = None
 
     def _renames(self, document: Mapping[str, Any], event: ReportEvent) -> Iterator[Hint]:
         snapshot = [m for m in document.get("messages") or () if isinstance(m, Mapping)]
         ids = {m.get("id") for m in snapshot}
-        gone = {
-            (role, _hashable(content)): message_id
-            for message_id, (role, content) in self.messages.items()
-            if message_id not in ids and content is not None
-        }
+        renamed: dict[tuple[Any, Any], str | None] = {}  # each key looked up once a snapshot
         for position, message in enumerate(snapshot):
-            earlier = gone.get((message.get("role"), _hashable(message.get("content"))))
-            if earlier is not None and message.get("id") not in self.messages:
+            if message.get("id") in self.messages:
+                continue
+            key = (_hashable(message.get("role")), _hashable(message.get("content")))
+            if key not in renamed:  # the latest holder the snapshot does not keep
+                holders = reversed(self.holders.get(key, {}))
+                renamed[key] = next((i for i in holders if i not in ids), None)
+            earlier = renamed[key]
+            if earlier is not None:
                 yield ("snapshot-renames-messages",
                        f"the snapshot gives message {earlier!r} the new id "
                        f"{message.get('id')!r}", f"/messages/{position}/id", event)  # fmt: skip
