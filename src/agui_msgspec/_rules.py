@@ -383,6 +383,13 @@ _WARNINGS = [
         bound="max_violations",
         severity="warning",
     ),
+    Rule(
+        id="state-history-too-large",
+        error=None,
+        summary="verify() kept no more states in Report.states after max_state_history bytes",
+        bound="max_state_history",
+        severity="warning",
+    ),
 ]
 
 # Likely producer mistakes the spec allows: a report's hints, never a verdict.

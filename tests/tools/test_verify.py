@@ -300,6 +300,34 @@ STREAMED_TEXT = [
     {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "world"},
     {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
 ]
+
+
+def test_the_state_history_keeps_max_state_history_bytes_then_says_where_it_stops() -> None:
+    """Each state event kept a whole copy of the state: a 1 MB snapshot and 1,000 one-value
+    deltas held 5.7 GB for ``check --format json``."""
+    snapshot = {"type": "STATE_SNAPSHOT", "snapshot": {"big": "x" * 2**20, "c": 0}}
+    deltas = [
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/c", "value": i}]}
+        for i in range(1, 20)
+    ]
+    report = verify(sse(START, snapshot, *deltas, FINISH))
+    kept = sum(len(json.dumps(step.state)) for step in report.states)
+    assert kept <= 16 * 2**20
+    assert [step.state["c"] for step in report.states] == list(range(15))
+    assert report.verdict == "accepted"
+    assert [(f.rule, f.severity, f.delivered_index) for f in report.findings] == [
+        ("state-history-too-large", "warning", 16)  # the first state left out
+    ]
+    whole = verify(sse(START, snapshot, *deltas, FINISH), max_state_history=2**30)
+    assert len(whole.states) == 20
+    assert whole.findings == []
+
+
+def test_max_state_history_is_a_bound_option() -> None:
+    with pytest.raises(UsageError, match="max_state_history"):
+        verify(sse(START, FINISH), max_state_history=-1)
+
+
 RESULT = {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c", "content": "42"}
 
 

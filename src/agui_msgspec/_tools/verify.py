@@ -28,6 +28,7 @@ from agui_msgspec._errors import (
     ProtocolViolation,
     TransportError,
     UsageError,
+    checked_bound,
     wrong_type,
 )
 from agui_msgspec._pipeline.consumer import (
@@ -49,6 +50,9 @@ Level = Literal["violation", "warning", "hint", "off"]
 DEFAULT_MAX_VIOLATIONS = 100
 """Violations set aside before :func:`verify` stops reading (each costs a replay of the
 stream so far, so a stream of nothing but violations would cost its length squared)."""
+DEFAULT_MAX_STATE_HISTORY = 16 * 1024 * 1024
+"""Bytes of JSON of the states :attr:`Report.states` keeps (each is a whole copy, so a big
+state and many small deltas would cost their product)."""
 
 _RANK: dict[str, int] = {"hint": 0, "warning": 1, "violation": 2}
 
@@ -116,7 +120,9 @@ class Report(msgspec.Struct, kw_only=True):
     result: Result
     """What ``consume_body`` (or ``consume``) gives for the same input."""
     states: list[StateStep] = msgspec.field(default_factory=list)
-    """The state after each delivered state event, for a history with per-delta diffs."""
+    """The state after each delivered state event, for a history with per-delta diffs; up to
+    ``max_state_history`` bytes of them, then none (a ``state-history-too-large`` warning
+    says from which event)."""
 
     @property
     def violations(self) -> list[Finding]:
@@ -179,6 +185,7 @@ def verify(
     first: bool = False,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     max_violations: int = DEFAULT_MAX_VIOLATIONS,
+    max_state_history: int = DEFAULT_MAX_STATE_HISTORY,
 ) -> Report:
     """Every finding of a stream: its violations (read on past the first, unless ``first``),
     the consumer's warnings and the hints, each with its indexes and spec link.
@@ -187,13 +194,17 @@ def verify(
     or protobuf frames, told as ``consume_body`` tells them, or by ``media_type``) or the
     payloads of a stream (an iterable of JSON text, dicts, event Structs or official models;
     an iterable of ``bytes`` is a body's chunks). ``levels`` sets a hint's or a warning's
-    severity by rule id, or ``"off"``; a violation's cannot be changed.
+    severity by rule id, or ``"off"``; a violation's cannot be changed. ``max_state_history``
+    bounds the bytes of JSON ``Report.states`` keeps.
     """
     table = _levels(levels or {})
     bindings = bindings_for(version)
     if media_type is not None and not isinstance(media_type, str):
         raise wrong_type("media_type=", media_type, "a media type (str) or None")
-    verifier = _Verifier(bindings, input, peer_version, first, max_violations, table)
+    verifier = _Verifier(
+        bindings, input, peer_version, first, max_violations, table,
+        max_state_history=checked_bound("max_state_history", max_state_history),
+    )  # fmt: skip
     if isinstance(source, (bytes, bytearray, memoryview)):
         verifier.read_body((bytes(source),), media_type, max_event_size)
     else:
@@ -264,6 +275,7 @@ class _Verifier:
         keep_events: bool = True,
         on_event: Callable[[ReportEvent], object] | None = None,
         on_finding: Callable[[Finding], None] | None = None,
+        max_state_history: int = DEFAULT_MAX_STATE_HISTORY,
     ) -> None:
         self.bindings = bindings
         self.levels = levels
@@ -281,6 +293,9 @@ class _Verifier:
         self.findings: list[Finding] = []
         self.events: list[ReportEvent] = []
         self.states: list[StateStep] = []
+        self.max_state_history = max_state_history
+        self.state_bytes = 0  # of JSON, in self.states
+        self.keep_states = keep_events  # until they pass max_state_history
         self.accepted: list[Payload] = []  # what a replay feeds
         self.received = 0
         self.delivered = 0
@@ -408,10 +423,25 @@ class _Verifier:
         )
         self._event(delivered)
         self.tracker.saw(document, index)
-        if self.keep_events and event.type in ("STATE_SNAPSHOT", "STATE_DELTA"):
-            state = msgspec.json.decode(msgspec.json.encode(consumer.state))  # a copy
-            self.states.append(StateStep(delivered_index=index, state=state))
+        if self.keep_states and event.type in ("STATE_SNAPSHOT", "STATE_DELTA"):
+            self._kept_state(consumer.state, received, index)
         self._hinted(delivered)
+
+    def _kept_state(self, state: Any, received: int, index: int) -> None:
+        """A copy of the state in the history, while it fits in ``max_state_history``; past
+        that, no state is copied again: each copy costs the whole state."""
+        encoded = msgspec.json.encode(state)
+        if self.state_bytes + len(encoded) > self.max_state_history:
+            self.keep_states = False
+            self._add(
+                "state-history-too-large", "warning",
+                f"the states kept hold {self.state_bytes} bytes of JSON and this one "
+                f"{len(encoded)}: past max_state_history ({self.max_state_history}), the state "
+                "history stops before this event", received, index, after=self.violations > 0,
+            )  # fmt: skip
+            return
+        self.state_bytes += len(encoded)
+        self.states.append(StateStep(delivered_index=index, state=msgspec.json.decode(encoded)))
 
     def _event(self, event: ReportEvent) -> None:
         if self.keep_events:
