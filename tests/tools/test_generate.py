@@ -332,6 +332,21 @@ def test_descriptions_and_values_read_back_exactly(tmp_path: Path) -> None:
         sys.modules.pop("literals", None)
 
 
+def test_a_property_name_msgspec_would_rename_otherwise_keeps_its_wire_name(
+    tmp_path: Path,
+) -> None:
+    # msgspec's camel renaming capitalises after a digit: cost_per1k_tokens is costPer1KTokens
+    schema = hostile_schema(tmp_path, {"property": "costPer1kTokens"})
+    bindings = load_bindings(agui_msgspec.generate(schema, tmp_path, module="digits"))
+    try:
+        event = b'{"type":"RUN_STARTED","threadId":"t","runId":"r","costPer1kTokens":"x"}'
+        decoded = bindings.event_decoder.decode(event)
+        assert decoded.cost_per1k_tokens == "x"
+        assert bindings.encoder.encode(decoded) == event
+    finally:
+        sys.modules.pop("digits", None)
+
+
 @pytest.mark.parametrize(
     ("edit", "pointer"),
     [

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from datamodel_code_generator import Error as ParserError
 from datamodel_code_generator.enums import DataModelType
 from datamodel_code_generator.model import get_data_model_types
@@ -123,10 +124,11 @@ def snake_case(wire: str) -> str:
     return attr + "_" if keyword.iskeyword(attr) else attr
 
 
-def camel_case(attr: str) -> str:
-    """msgspec's ``rename="camel"``: trailing underscores go, words after the first capitalised."""
-    first, *rest = attr.strip("_").split("_")
-    return first + "".join(word[:1].upper() + word[1:] for word in rest)
+def camel_wire_name(attr: str) -> str:
+    """The name msgspec's ``rename="camel"`` gives ``attr``, asked of msgspec itself: its rule is
+    its own (``cost_per1k_tokens`` becomes ``costPer1KTokens``, a capital after the digit)."""
+    probe = msgspec.defstruct("Probe", [attr], rename="camel")
+    return msgspec.structs.fields(probe)[0].encode_name
 
 
 def short_doc(node: dict[str, Any]) -> str:
@@ -479,7 +481,7 @@ class _Reader:
                 annotation = self.annotation(f.data_type, at, f.constraints)
             attr = self._check_attr(snake_case(wire), at)
             default = None if f.default is None or f.required else _literal(f.default)
-            explicit = camel_case(attr) != wire
+            explicit = camel_wire_name(attr) != wire
             specs.append(
                 FieldSpec(
                     attr, wire, annotation, bool(f.required), default, explicit, at, short_doc(raw)
