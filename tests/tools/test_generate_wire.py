@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -275,3 +275,56 @@ def test_bindings_without_wire_tables_of_their_own_never_use_another_wire(
             encode_proto(bindings.RunStartedEvent(thread_id="t", run_id="r"), bindings)
     finally:
         sys.modules.pop("lone_v1_2", None)
+
+
+def edited_1_1(tmp_path: Path, edit: Callable[[dict[str, Any]], object]) -> Path:
+    """The 1.1 schema, changed by ``edit``, as a file of its own."""
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    edit(schema)
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    return path
+
+
+def run_started_property(*names: str) -> Callable[[dict[str, Any]], object]:
+    properties = {name: {"type": "string"} for name in names}
+    return lambda s: s["$defs"]["RunStartedEvent"]["properties"].update(properties)
+
+
+def usage_twice(schema: dict[str, Any]) -> None:
+    # TokenUsage travels as the message Usage: a definition of that name would be a second one
+    schema["$defs"]["Usage"] = {"type": "object", "properties": {"tokens": {"type": "integer"}}}
+    schema["$defs"]["RunStartedEvent"]["properties"]["cost"] = {"$ref": "#/$defs/Usage"}
+
+
+@pytest.mark.parametrize(
+    ("edit", "complaint", "pointer"),
+    [
+        (
+            run_started_property("ABc", "a_bc"),
+            "property 'ABc' of RunStartedEvent and property 'a_bc' of RunStartedEvent would both"
+            " be RunStartedEvent.a_bc on the protobuf wire",
+            "/$defs/RunStartedEvent/properties/a_bc",
+        ),
+        (
+            run_started_property("baseEvent"),
+            "the BaseEvent field every event has and property 'baseEvent' of RunStartedEvent"
+            " would both be RunStartedEvent.base_event",
+            "/$defs/RunStartedEvent/properties/baseEvent",
+        ),
+        (
+            usage_twice,
+            "definition Usage and definition TokenUsage would both be Usage",
+            "/$defs/TokenUsage",
+        ),
+    ],
+    ids=["two-properties-one-field", "the-base-event-field", "two-messages-one-name"],
+)
+def test_two_parts_of_the_schema_on_one_name_of_the_wire_are_refused(
+    edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
+) -> None:
+    # on one field, a frame would mix the two (or, for base_event, fail to read at all)
+    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
+        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
+    assert caught.value.pointer == pointer
+    assert not (tmp_path / "out").exists()

@@ -33,6 +33,7 @@ from typing import Any
 from agui_msgspec._errors import CodegenError
 from agui_msgspec._versions import LATEST_VERSION
 
+from .check import pointer_to
 from .model import module_name_for
 from .render import format_source
 
@@ -209,6 +210,9 @@ class _Builder:
         self.emitted: set[str] = set()
         self.enums: list[WireEnum] = []
         self.messages: list[WireMessage] = []
+        # what takes each name of the wire: a slot (Message.field, Enum.VALUE) or a name of the
+        # package (a message, an enum, an enum value: proto scopes those beside each other)
+        self.takers: dict[str, str] = {}
 
     # -- schema reading
 
@@ -230,6 +234,17 @@ class _Builder:
             props[key] = {**props.get(key, {}), **prop}
         required |= set(definition.get("required", []))
         return props, required
+
+    def declared_at(self, name: str, json_name: str) -> str:
+        """The pointer to the property ``json_name`` of ``name``, or of the mixin declaring it."""
+        definition = self.defs[name]
+        if json_name in definition.get("properties", {}):
+            return pointer_to("$defs", name, "properties", json_name)
+        for mixin in reversed(definition.get("allOf", [])):  # the last mixin's property wins
+            mixin_name = self.ref_name(mixin) or ""
+            if json_name in self.properties(mixin_name)[0]:
+                return self.declared_at(mixin_name, json_name)
+        return pointer_to("$defs", name)
 
     def members(self, union: str) -> list[str]:
         return [self.ref_name(m) or "" for m in self.defs[union]["oneOf"]]
@@ -288,6 +303,33 @@ class _Builder:
             return "value", "", False
         raise WireSchemaError(f"no wire type for {prop}")
 
+    # -- names and numbers
+
+    def claim(self, name: str, what: str, pointer: str | None) -> str:
+        """``name`` on the wire, taken by ``what``: refused if something else takes it already, as
+        two JSON properties on one field (or two messages of one name) would mix on the wire."""
+        holder = self.takers.setdefault(name, what)
+        if holder != what:
+            raise CodegenError(
+                f"{holder} and {what} would both be {name} on the protobuf wire", pointer
+            )
+        return name
+
+    def slot(
+        self, scope: str, name: str, what: str, pointer: str | None, *, enum: bool = False
+    ) -> int:
+        """The number of the slot ``name`` of the message or enum ``scope``, taken by ``what``."""
+        return self.freeze.number(self.claim(f"{scope}.{name}", what, pointer), enum=enum)
+
+    def message_scope(self, name: str) -> str:
+        """The wire name of the message made of the definition ``name``."""
+        scope = WIRE_NAME.get(name, name)
+        return self.claim(scope, f"definition {name}", pointer_to("$defs", name))
+
+    def property_taker(self, owner: str, json_name: str) -> tuple[str, str]:
+        """What a field made of the property ``json_name`` of ``owner`` names, and where it is."""
+        return f"property {json_name!r} of {owner}", self.declared_at(owner, json_name)
+
     # -- emission
 
     def wire_ref(self, kind: str, ref: str) -> str:
@@ -305,9 +347,17 @@ class _Builder:
         return ""
 
     def make(
-        self, scope: str, proto_name: str, kind: str, label: str, json_name: str, ref: str = ""
+        self,
+        owner: str,
+        scope: str,
+        proto_name: str,
+        kind: str,
+        label: str,
+        json_name: str,
+        ref: str = "",
     ) -> WireField:
-        number = self.freeze.number(f"{scope}.{proto_name}")
+        """The field ``proto_name`` of ``scope``, carrying the property ``json_name`` of ``owner``."""
+        number = self.slot(scope, proto_name, *self.property_taker(owner, json_name))
         return WireField(proto_name, number, kind, label, json_name, ref)
 
     def object_fields(
@@ -322,8 +372,11 @@ class _Builder:
             if kind == "split":  # string or content parts: two wire fields
                 parts = next(p for p in prop["oneOf"] if p.get("type") == "array")
                 part_union = self.ref_name(parts["items"]) or ""
-                fields.append(self.make(scope, snake(json_name), "string", "optional", json_name))
+                fields.append(
+                    self.make(owner, scope, snake(json_name), "string", "optional", json_name)
+                )
                 parts_field = self.make(
+                    owner,
                     scope,
                     f"{snake(json_name)}_parts",
                     "message",
@@ -335,26 +388,27 @@ class _Builder:
                 fields.append(parts_field)
                 continue
             if kind == "union" and UNION_STRATEGY.get(ref) == "flatten":
-                fields.extend(self.flatten_fields(scope, json_name, ref, flatten))
+                fields.extend(self.flatten_fields(owner, scope, json_name, ref, flatten))
                 continue
             wire_ref = self.wire_ref(kind, ref)
             if kind == "union":
                 kind = "message"
             label = "repeated" if repeated else ("" if json_name in required else "optional")
-            wire_field = self.make(scope, snake(json_name), kind, label, json_name, wire_ref)
+            wire_field = self.make(owner, scope, snake(json_name), kind, label, json_name, wire_ref)
             wire_field.required = json_name in required
             fields.append(wire_field)
         return fields, flatten
 
     def flatten_fields(
         self,
+        owner: str,
         scope: str,
         json_name: str,
         union: str,
         flatten: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]],
     ) -> list[WireField]:
         tag = self.tag_of(union)
-        fields = [self.make(scope, snake(json_name), "string", "", json_name)]
+        fields = [self.make(owner, scope, snake(json_name), "string", "", json_name)]
         seen: set[str] = set()
         members: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         for member in self.members(union):
@@ -369,6 +423,7 @@ class _Builder:
                 wire_ref = self.wire_ref(kind, ref)
                 fields.append(
                     self.make(
+                        member,
                         scope,
                         snake(key),
                         "message" if kind == "union" else kind,
@@ -397,7 +452,7 @@ class _Builder:
             self.messages.append(self.plain(name))
 
     def plain(self, name: str, *, drop: str = "") -> WireMessage:
-        scope = WIRE_NAME.get(name, name)
+        scope = self.message_scope(name)
         props, required = self.properties(name)
         props = {k: v for k, v in props.items() if k != drop}
         message = WireMessage(scope, "object")
@@ -425,11 +480,12 @@ class _Builder:
         return message
 
     def event(self, name: str, base_fields: set[str]) -> WireMessage:
-        scope = WIRE_NAME.get(name, name)
+        scope = self.message_scope(name)
         props, required = self.properties(name)
         props = {k: v for k, v in props.items() if k not in base_fields}
         message = WireMessage(scope, "event")
-        base = self.make(scope, "base_event", "base", "", "", BASE_EVENT)
+        number = self.slot(scope, "base_event", f"the {BASE_EVENT} field every event has", None)
+        base = WireField("base_event", number, "base", "", "", BASE_EVENT)
         fields, message.flatten = self.object_fields(name, scope, props, required)
         message.fields = sorted([base, *fields], key=lambda f: f.number)
         message.reserved = self.freeze.reserved(scope)
@@ -437,7 +493,7 @@ class _Builder:
         return message
 
     def merge(self, name: str) -> WireMessage:
-        scope = WIRE_NAME.get(name, name)
+        scope = self.message_scope(name)
         tag = self.tag_of(name)
         merged: dict[str, WireField] = {}
         required_in: dict[str, int] = {}
@@ -468,11 +524,14 @@ class _Builder:
                 for proto_name, var_kind, var_ref, var_repeated in variants:
                     if json_name == "content":
                         forms.append(proto_name)
-                    if proto_name not in merged:
-                        label = "repeated" if var_repeated else "optional"
-                        merged[proto_name] = self.make(
-                            scope, proto_name, var_kind, label, json_name, var_ref
-                        )
+                    # one field per property of the members: a name they share is one field
+                    what = f"property {json_name!r} of {name}"
+                    number = self.slot(scope, proto_name, what, self.declared_at(member, json_name))
+                    label = "repeated" if var_repeated else "optional"
+                    merged.setdefault(
+                        proto_name,
+                        WireField(proto_name, number, var_kind, label, json_name, var_ref),
+                    )
                     if json_name in required and len(variants) == 1:
                         required_in[proto_name] = required_in.get(proto_name, 0) + 1
             content_forms[self.tag_value(member, tag)] = tuple(forms)
@@ -489,7 +548,7 @@ class _Builder:
         )
 
     def oneof(self, name: str) -> WireMessage:
-        scope = WIRE_NAME.get(name, name)
+        scope = self.message_scope(name)
         tag = self.tag_of(name)
         oneof = ONEOF_NAME[name]
         arms: list[WireField] = []
@@ -498,7 +557,8 @@ class _Builder:
             if member not in self.emitted:
                 self.emitted.add(member)
                 self.messages.append(self.plain(member, drop=tag))
-            number = self.freeze.number(f"{scope}.{oneof}.{value}")
+            at = self.declared_at(member, tag)
+            number = self.slot(f"{scope}.{oneof}", value, f"member {member} of {name}", at)
             arms.append(
                 WireField(value, number, "message", "", value, WIRE_NAME.get(member, member))
             )
@@ -512,17 +572,21 @@ class _Builder:
         )
 
     def tagged(self, name: str) -> WireMessage:
-        scope = WIRE_NAME.get(name, name)
+        scope = self.message_scope(name)
         tag = self.tag_of(name)
-        enum_name = f"{scope}Type"
+        enum_name = self.claim(
+            f"{scope}Type", f"the enum of {name}'s {tag}", pointer_to("$defs", name)
+        )
         members = self.members(name)
         values = []
         merged: dict[str, WireField] = {}
         required_in: dict[str, int] = {}
-        tag_field = self.make(scope, snake(tag), "enum", "", tag, enum_name)
+        tag_field = self.make(members[0], scope, snake(tag), "enum", "", tag, enum_name)
         for member in members:
             value = self.tag_value(member, tag).upper()
-            values.append((value, self.freeze.number(f"{enum_name}.{value}", enum=True)))
+            what, at = f"member {member} of {name}", self.declared_at(member, tag)
+            number = self.slot(enum_name, self.claim(value, what, at), what, at, enum=True)
+            values.append((value, number))
             props, required = self.properties(member)
             for json_name, prop in props.items():
                 if json_name == tag:
@@ -531,6 +595,7 @@ class _Builder:
                 if json_name not in merged:
                     wire_ref = self.wire_ref(kind, ref)
                     merged[json_name] = self.make(
+                        member,
                         scope,
                         snake(json_name),
                         kind,
@@ -554,38 +619,43 @@ class _Builder:
 
     def build(self) -> tuple[list[WireEnum], list[WireMessage]]:
         event_types = self.defs["EventType"]["enum"]
-        self.enums.append(
-            WireEnum(
-                "EventType",
-                sorted(
-                    ((v, self.freeze.number(f"EventType.{v}", enum=True)) for v in event_types),
-                    key=lambda v: v[1],
-                ),
+        self.claim("EventType", "definition EventType", pointer_to("$defs", "EventType"))
+        numbered = []
+        for index, value in enumerate(event_types):
+            what, at = f"event type {value!r}", pointer_to("$defs", "EventType", "enum", index)
+            numbered.append(
+                (value, self.slot("EventType", self.claim(value, what, at), what, at, enum=True))
             )
-        )
+        self.enums.append(WireEnum("EventType", sorted(numbered, key=lambda v: v[1])))
         base_props, base_required = self.properties(BASE_EVENT)
-        base = WireMessage(BASE_EVENT, "object")
+        base = WireMessage(self.message_scope(BASE_EVENT), "object")
         for json_name, prop in base_props.items():
             if json_name == "type":
-                base.fields.append(self.make(BASE_EVENT, "type", "enum", "", "type", "EventType"))
+                base.fields.append(
+                    self.make(BASE_EVENT, BASE_EVENT, "type", "enum", "", "type", "EventType")
+                )
                 continue
             kind, _, _ = self.classify(prop)
             label = "" if json_name in base_required else "optional"
-            base.fields.append(self.make(BASE_EVENT, snake(json_name), kind, label, json_name))
+            base.fields.append(
+                self.make(BASE_EVENT, BASE_EVENT, snake(json_name), kind, label, json_name)
+            )
         base.fields.sort(key=lambda f: f.number)
         base.reserved = self.freeze.reserved(BASE_EVENT)
         self.messages.append(base)
         self.emitted.add(BASE_EVENT)
 
         events = self.members("Event")
+        self.emitted.update(events)  # an event is its own message, even where a field names it
         for event_name in events:
-            self.emitted.add(event_name)
             self.messages.append(self.event(event_name, set(base_props)))
+        self.claim("Event", "definition Event", pointer_to("$defs", "Event"))
         arms = []
         for event_name in events:
             event_type = self.tag_value(event_name, "type")
             arm = snake(re.sub(r"Event$", "", event_name))
-            number = self.freeze.number(f"Event.event.{arm}")
+            what = f"event {event_name}"
+            number = self.slot("Event.event", arm, what, pointer_to("$defs", event_name))
             arms.append(WireField(arm, number, "message", "", event_type, event_name))
         self.messages.append(
             WireMessage(
