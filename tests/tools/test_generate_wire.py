@@ -328,3 +328,52 @@ def test_two_parts_of_the_schema_on_one_name_of_the_wire_are_refused(
         agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
     assert caught.value.pointer == pointer
     assert not (tmp_path / "out").exists()
+
+
+INJECTED_PROTO = 'X = 99;\n}\nimport "evil.proto";\nmessage Injected {\n  string y'
+
+
+def const_of(definition: str, value: str) -> Callable[[dict[str, Any]], object]:
+    tag = "op" if definition == "AddOperation" else "type"
+    return lambda s: s["$defs"][definition]["properties"][tag].update(const=value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "complaint", "pointer"),
+    [
+        (
+            lambda s: s["$defs"]["EventType"]["enum"].insert(0, "ACME.PING"),
+            "EventType value 0 is not usable on the protobuf wire: 'ACME.PING' is no protobuf name",
+            "/$defs/EventType/enum/0",
+        ),
+        (
+            lambda s: s["$defs"]["EventType"]["enum"].insert(0, INJECTED_PROTO),
+            "EventType value 0 is not usable on the protobuf wire: 'X = 99;\\n}\\nimport",
+            "/$defs/EventType/enum/0",
+        ),
+        (
+            const_of("TextPart", INJECTED_PROTO),
+            "member TextPart of ContentPart is not usable on the protobuf wire",
+            "/$defs/TextPart/properties/type",
+        ),
+        (
+            const_of("AddOperation", INJECTED_PROTO),
+            "member AddOperation of JsonPatchOperation is not usable on the protobuf wire",
+            "/$defs/AddOperation/properties/op",
+        ),
+        (
+            const_of("AddOperation", "Add"),
+            "its op 'Add' would read back as 'add' from the protobuf enum value 'ADD'",
+            "/$defs/AddOperation/properties/op",
+        ),
+    ],
+    ids=["dotted-event-type", "event-type", "content-part-tag", "patch-op", "patch-op-case"],
+)
+def test_a_name_the_proto_writes_unquoted_must_be_a_protobuf_name(
+    edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
+) -> None:
+    # a "." numbered the slot in another message; a newline wrote lines into the .proto
+    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
+        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
+    assert caught.value.pointer == pointer
+    assert not (tmp_path / "out").exists()

@@ -89,6 +89,19 @@ class WireSchemaError(Exception):
     """The schema has a shape this generator has no wire decision for."""
 
 
+# What the .proto and the freeze write unquoted: a protobuf identifier, nothing else.
+PROTO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def proto_name(name: str, what: str, pointer: str | None) -> str:
+    """``name``, which the .proto and the freeze write as it is: refused unless a protobuf
+    identifier (a ``.`` would move a slot into another message, a newline add lines)."""
+    if PROTO_NAME.fullmatch(name) is None:
+        detail = f"{what} is not usable on the protobuf wire: {name!r} is no protobuf name"
+        raise CodegenError(f"{detail} ([A-Za-z_][A-Za-z0-9_]*)", pointer)
+    return name
+
+
 def snake(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
@@ -319,12 +332,18 @@ class _Builder:
         self, scope: str, name: str, what: str, pointer: str | None, *, enum: bool = False
     ) -> int:
         """The number of the slot ``name`` of the message or enum ``scope``, taken by ``what``."""
-        return self.freeze.number(self.claim(f"{scope}.{name}", what, pointer), enum=enum)
+        key = f"{scope}.{proto_name(name, what, pointer)}"
+        return self.freeze.number(self.claim(key, what, pointer), enum=enum)
+
+    def enum_value(self, enum: str, value: str, what: str, pointer: str) -> tuple[str, int]:
+        """The value ``value`` of ``enum`` and its number; proto scopes it beside the messages."""
+        number = self.slot(enum, value, what, pointer, enum=True)
+        return self.claim(value, what, pointer), number
 
     def message_scope(self, name: str) -> str:
         """The wire name of the message made of the definition ``name``."""
-        scope = WIRE_NAME.get(name, name)
-        return self.claim(scope, f"definition {name}", pointer_to("$defs", name))
+        what, at = f"definition {name}", pointer_to("$defs", name)
+        return self.claim(proto_name(WIRE_NAME.get(name, name), what, at), what, at)
 
     def property_taker(self, owner: str, json_name: str) -> tuple[str, str]:
         """What a field made of the property ``json_name`` of ``owner`` names, and where it is."""
@@ -583,10 +602,13 @@ class _Builder:
         required_in: dict[str, int] = {}
         tag_field = self.make(members[0], scope, snake(tag), "enum", "", tag, enum_name)
         for member in members:
-            value = self.tag_value(member, tag).upper()
+            json_value = self.tag_value(member, tag)
             what, at = f"member {member} of {name}", self.declared_at(member, tag)
-            number = self.slot(enum_name, self.claim(value, what, at), what, at, enum=True)
-            values.append((value, number))
+            value = proto_name(json_value, what, at).upper()
+            if value.lower() != json_value:  # the reader takes the enum value's lower case
+                detail = f"{what}: its {tag} {json_value!r} would read back as {value.lower()!r}"
+                raise CodegenError(f"{detail} from the protobuf enum value {value!r}", at)
+            values.append(self.enum_value(enum_name, value, what, at))
             props, required = self.properties(member)
             for json_name, prop in props.items():
                 if json_name == tag:
@@ -622,10 +644,8 @@ class _Builder:
         self.claim("EventType", "definition EventType", pointer_to("$defs", "EventType"))
         numbered = []
         for index, value in enumerate(event_types):
-            what, at = f"event type {value!r}", pointer_to("$defs", "EventType", "enum", index)
-            numbered.append(
-                (value, self.slot("EventType", self.claim(value, what, at), what, at, enum=True))
-            )
+            what, at = f"EventType value {index}", pointer_to("$defs", "EventType", "enum", index)
+            numbered.append(self.enum_value("EventType", value, what, at))
         self.enums.append(WireEnum("EventType", sorted(numbered, key=lambda v: v[1])))
         base_props, base_required = self.properties(BASE_EVENT)
         base = WireMessage(self.message_scope(BASE_EVENT), "object")
