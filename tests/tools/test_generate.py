@@ -434,6 +434,29 @@ def test_a_schema_without_an_event_union_is_refused(tmp_path: Path) -> None:
     assert caught.value.pointer == "/$defs/Event"
 
 
+def test_an_array_of_itself_is_refused(tmp_path: Path) -> None:
+    # the parser gives it no item type: an IndexError escaped
+    def edit(schema: dict[str, Any]) -> None:
+        schema["$defs"]["A"] = {"type": "array", "items": {"$ref": "#/$defs/A"}}
+
+    with pytest.raises(CodegenError, match="an array whose items are the array itself") as caught:
+        agui_msgspec.generate(edited_schema(tmp_path, edit), tmp_path / "out")
+    assert caught.value.pointer == "/$defs/A"
+
+
+def test_a_failure_inside_the_parser_is_a_codegen_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fails(self: object) -> None:
+        raise KeyError("its own bug")
+
+    parser = "datamodel_code_generator.parser.jsonschema.JsonSchemaParser.parse_raw"
+    monkeypatch.setattr(parser, fails)
+    with pytest.raises(CodegenError, match="datamodel-code-generator failed on it: KeyError"):
+        agui_msgspec.generate(SCHEMA_1_1, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def nested(depth: int) -> dict[str, Any]:
     node: dict[str, Any] = {"type": "string"}
     for _ in range(depth):

@@ -377,3 +377,102 @@ def test_a_name_the_proto_writes_unquoted_must_be_a_protobuf_name(
         agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
     assert caught.value.pointer == pointer
     assert not (tmp_path / "out").exists()
+
+
+def without_event_type(schema: dict[str, Any]) -> None:
+    del schema["$defs"]["EventType"]
+    schema["$defs"]["BaseEvent"]["properties"]["type"] = {"type": "string"}
+
+
+def events_tagged_by_kind(schema: dict[str, Any]) -> None:
+    for member in schema["$defs"]["Event"]["oneOf"]:
+        event = schema["$defs"][member["$ref"].rsplit("/", 1)[-1]]
+        event["properties"]["kind"] = {"const": "K" + member["$ref"]}
+        event["required"].insert(0, "kind")
+    del schema["$defs"]["RunStartedEvent"]["properties"]["type"]
+
+
+def run_started_x(x: dict[str, Any]) -> Callable[[dict[str, Any]], object]:
+    return lambda s: s["$defs"]["RunStartedEvent"]["properties"].update(x=x)
+
+
+@pytest.mark.parametrize(
+    ("edit", "complaint", "pointer"),
+    [
+        (
+            run_started_x({"type": "array"}),
+            "an array without items has no protobuf type",
+            "/$defs/RunStartedEvent/properties/x",
+        ),
+        (
+            run_started_x({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+            "an inline oneOf travels on the protobuf wire only as a string or an array",
+            "/$defs/RunStartedEvent/properties/x/oneOf",
+        ),
+        (
+            without_event_type,
+            "no EventType enum: the protobuf wire numbers event types by it",
+            "/$defs",
+        ),
+        (
+            lambda s: s["$defs"].update(EventType={"type": "string"}),
+            "no EventType enum",
+            "/$defs/EventType",
+        ),
+        (
+            events_tagged_by_kind,
+            "the Event union is tagged by 'kind': the protobuf envelope reads type",
+            "/$defs/Event",
+        ),
+        (
+            lambda s: s["$defs"]["RunStartedEvent"]["properties"]["type"].update(const="BEGUN"),
+            "RunStartedEvent's type 'BEGUN' is not one of EventType's values",
+            "/$defs/RunStartedEvent/properties/type",
+        ),
+    ],
+    ids=[
+        "array-without-items",
+        "oneof-of-scalars",
+        "no-event-type",
+        "event-type-no-enum",
+        "event-tagged-by-kind",
+        "event-type-outside-the-enum",
+    ],
+)
+def test_a_schema_the_protobuf_wire_cannot_carry_is_a_codegen_error(
+    edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
+) -> None:
+    # each escaped as a KeyError, StopIteration or (at the reader) a failure on every frame
+    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
+        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
+    assert caught.value.pointer == pointer
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_freeze_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_bytes(b"# \xff\n")
+    with pytest.raises(UsageError, match=r"the freeze .*freeze\.txt is not UTF-8"):
+        agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"MESSAGES: dict = {(\n",
+        b"MESSAGES: dict = {'a': f(x)}\n",
+        b"MESSAGES: dict = {'a': 5}\n",
+        b"ENUMS: dict = {'a': [1]}\n",
+        b"\xff",
+    ],
+    ids=["not-python", "not-literals", "messages-shape", "enums-shape", "not-utf8"],
+)
+def test_a_file_in_the_way_of_the_wire_tables_is_refused_and_kept(
+    text: bytes, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "v1_1_wire.py").write_bytes(text)
+    with pytest.raises(UsageError, match=r"v1_1_wire\.py is in the way"):
+        agui.generate(SCHEMA_1_1, out)
+    assert (out / "v1_1_wire.py").read_bytes() == text

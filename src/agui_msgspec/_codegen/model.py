@@ -218,6 +218,11 @@ class _Reader:
             parser.parse_raw()
         except ParserError as exc:
             raise CodegenError(f"datamodel-code-generator cannot read it: {exc}", None) from None
+        except RecursionError:
+            raise  # generate() names it: nested too deeply
+        except Exception as exc:  # a failure of its own on a schema nobody vetted: still ours
+            detail = f"datamodel-code-generator failed on it: {type(exc).__name__}: {exc}"
+            raise CodegenError(detail, None) from None
         self.models: dict[str, DataModel] = {m.reference.path: m for m in parser.results}
         self.names: dict[str, str] = {}  # every name the module defines → where in the schema
         self.tags: dict[str, tuple[str, str]] = {}
@@ -290,6 +295,8 @@ class _Reader:
         if data_type.is_dict:
             return "dict[str, Any]"
         if data_type.is_list:
+            if not data_type.data_types:  # the parser gives an array of itself no item type
+                raise CodegenError("an array whose items are the array itself has no type", at)
             items = self.annotation(data_type.data_types[0], at)
             return self._with_meta(f"list[{items}]", constraints)
         if len(data_type.data_types) == 1:

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agui_msgspec._errors import CodegenError
+import msgspec
+
+from agui_msgspec._errors import CodegenError, UsageError
 from agui_msgspec._versions import LATEST_VERSION
 
 from .check import pointer_to
@@ -274,16 +276,18 @@ class _Builder:
         return candidates.pop()
 
     def tag_value(self, member: str, tag: str) -> str:
-        value = self.properties(member)[0][tag]["const"]
-        assert isinstance(value, str)
+        value = self.properties(member)[0].get(tag, {}).get("const")
+        if not isinstance(value, str):
+            detail = f"{member} pins no string {tag}: a union's member on the protobuf wire does"
+            raise CodegenError(detail, self.declared_at(member, tag))
         return value
 
     def is_union(self, name: str) -> bool:
         return "oneOf" in self.defs[name] and all("$ref" in m for m in self.defs[name]["oneOf"])
 
-    def classify(self, prop: dict[str, Any]) -> tuple[str, str, bool]:
-        """(kind, ref, repeated) of one JSON property; kind ``union`` for a union reference,
-        ``split`` for an inline string-or-parts union."""
+    def classify(self, prop: dict[str, Any], at: str) -> tuple[str, str, bool]:
+        """(kind, ref, repeated) of one JSON property (``at`` in the schema); kind ``union`` for
+        a union reference, ``split`` for an inline string-or-parts union."""
         name = self.ref_name(prop)
         if name is not None:
             target = self.defs[name]
@@ -292,7 +296,7 @@ class _Builder:
             if "enum" in target or target.get("type") == "string":
                 return "string", "", False
             if target.get("type") == "array":
-                kind, ref, _ = self.classify(target["items"])
+                kind, ref, _ = self.classify(*self.items(target, pointer_to("$defs", name)))
                 return kind, ref, True
             if target.get("type") == "object" and not target.get("properties"):
                 return "struct", "", False
@@ -308,13 +312,30 @@ class _Builder:
         if prop.get("type") == "boolean":
             return "bool", "", False
         if prop.get("type") == "array":
-            kind, ref, _ = self.classify(prop["items"])
+            kind, ref, _ = self.classify(*self.items(prop, at))
             return kind, ref, True
         if prop.get("type") == "object" and not prop.get("properties"):
             return "struct", "", False
         if "type" not in prop:
             return "value", "", False
         raise WireSchemaError(f"no wire type for {prop}")
+
+    @staticmethod
+    def items(array: dict[str, Any], at: str) -> tuple[dict[str, Any], str]:
+        """The items of an array schema at ``at``, and where they are."""
+        if "items" not in array:
+            raise CodegenError("an array without items has no protobuf type: give its items", at)
+        return array["items"], at + "/items"
+
+    def content_parts(self, prop: dict[str, Any], at: str) -> str:
+        """The union of the parts in a string-or-parts ``oneOf`` (a message's ``content``)."""
+        arms = prop["oneOf"]
+        arrays = [arm for arm in arms if arm.get("type") == "array"]
+        union = self.ref_name(arrays[0].get("items", {})) if len(arrays) == 1 else None
+        if union is None or any(arm.get("type") not in ("string", "array") for arm in arms):
+            detail = "an inline oneOf travels on the protobuf wire only as a string or an array"
+            raise CodegenError(f"{detail} of a union's members (content parts)", at + "/oneOf")
+        return union
 
     # -- names and numbers
 
@@ -385,12 +406,12 @@ class _Builder:
         fields: list[WireField] = []
         flatten: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
         for json_name, prop in props.items():
-            kind, ref, repeated = self.classify(prop)
+            at = self.declared_at(owner, json_name)
+            kind, ref, repeated = self.classify(prop, at)
             if kind == "struct" and (owner, json_name) in VALUE_NOT_STRUCT:
                 kind = "value"
             if kind == "split":  # string or content parts: two wire fields
-                parts = next(p for p in prop["oneOf"] if p.get("type") == "array")
-                part_union = self.ref_name(parts["items"]) or ""
+                part_union = self.content_parts(prop, at)
                 fields.append(
                     self.make(owner, scope, snake(json_name), "string", "optional", json_name)
                 )
@@ -438,7 +459,7 @@ class _Builder:
                 if key in seen:
                     continue
                 seen.add(key)
-                kind, ref, repeated = self.classify(props[key])
+                kind, ref, repeated = self.classify(props[key], self.declared_at(member, key))
                 wire_ref = self.wire_ref(kind, ref)
                 fields.append(
                     self.make(
@@ -522,17 +543,13 @@ class _Builder:
             props, required = self.properties(member)
             forms: list[str] = []
             for json_name, prop in props.items():
-                kind, ref, repeated = self.classify(prop)
+                at = self.declared_at(member, json_name)
+                kind, ref, repeated = self.classify(prop, at)
                 if kind == "split":
-                    parts = next(p for p in prop["oneOf"] if p.get("type") == "array")
+                    parts = self.wire_ref("union", self.content_parts(prop, at))
                     variants = [
                         (snake(json_name), "string", "", False),
-                        (
-                            f"{snake(json_name)}_parts",
-                            "message",
-                            self.wire_ref("union", self.ref_name(parts["items"]) or ""),
-                            True,
-                        ),
+                        (f"{snake(json_name)}_parts", "message", parts, True),
                     ]
                 elif kind == "struct" and "$ref" not in prop:  # an inline open object
                     variants = [(f"activity_{snake(json_name)}", "struct", "", False)]
@@ -613,7 +630,7 @@ class _Builder:
             for json_name, prop in props.items():
                 if json_name == tag:
                     continue
-                kind, ref, repeated = self.classify(prop)
+                kind, ref, repeated = self.classify(prop, self.declared_at(member, json_name))
                 if json_name not in merged:
                     wire_ref = self.wire_ref(kind, ref)
                     merged[json_name] = self.make(
@@ -640,6 +657,12 @@ class _Builder:
         )
 
     def build(self) -> tuple[list[WireEnum], list[WireMessage]]:
+        if "enum" not in self.defs.get("EventType", {}):
+            at = pointer_to("$defs", "EventType") if "EventType" in self.defs else "/$defs"
+            raise CodegenError("no EventType enum: the protobuf wire numbers event types by it", at)
+        if BASE_EVENT not in self.defs:
+            detail = f"no {BASE_EVENT}: the protobuf wire carries the fields every event has in it"
+            raise CodegenError(detail, "/$defs")
         event_types = self.defs["EventType"]["enum"]
         self.claim("EventType", "definition EventType", pointer_to("$defs", "EventType"))
         numbered = []
@@ -655,7 +678,7 @@ class _Builder:
                     self.make(BASE_EVENT, BASE_EVENT, "type", "enum", "", "type", "EventType")
                 )
                 continue
-            kind, _, _ = self.classify(prop)
+            kind, _, _ = self.classify(prop, self.declared_at(BASE_EVENT, json_name))
             label = "" if json_name in base_required else "optional"
             base.fields.append(
                 self.make(BASE_EVENT, BASE_EVENT, snake(json_name), kind, label, json_name)
@@ -666,6 +689,10 @@ class _Builder:
         self.emitted.add(BASE_EVENT)
 
         events = self.members("Event")
+        tag = self.tag_of("Event")
+        if tag != "type":
+            detail = f"the Event union is tagged by {tag!r}: the protobuf envelope reads type"
+            raise CodegenError(detail, pointer_to("$defs", "Event"))
         self.emitted.update(events)  # an event is its own message, even where a field names it
         for event_name in events:
             self.messages.append(self.event(event_name, set(base_props)))
@@ -673,6 +700,9 @@ class _Builder:
         arms = []
         for event_name in events:
             event_type = self.tag_value(event_name, "type")
+            if event_type not in event_types:  # the envelope numbers an event by its EventType
+                detail = f"{event_name}'s type {event_type!r} is not one of EventType's values"
+                raise CodegenError(detail, self.declared_at(event_name, "type"))
             arm = snake(re.sub(r"Event$", "", event_name))
             what = f"event {event_name}"
             number = self.slot("Event.event", arm, what, pointer_to("$defs", event_name))
@@ -883,18 +913,34 @@ def _model_slots(model: WireModel) -> dict[tuple[str, str], int]:
     return _slots(messages, enums)
 
 
+# The two tables of a wire tables module that hold its numbers, as render_tables writes them.
+_PREVIOUS_TABLES = {
+    "MESSAGES": dict[str, tuple[str, str, tuple[tuple[int, str, str, str, str, str, bool], ...]]],
+    "ENUMS": dict[str, dict[int, str]],
+}
+
+
 def _previous_slots(path: Path) -> dict[tuple[str, str], int]:
-    """The slots of the wire tables module at ``path`` (one generated before), read as data."""
-    tables: dict[str, Any] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id in ("MESSAGES", "ENUMS")
-            and node.value is not None
-        ):
-            tables[node.target.id] = ast.literal_eval(node.value)
-    return _slots(tables.get("MESSAGES", {}), tables.get("ENUMS", {}))
+    """The slots of the wire tables module at ``path`` (one generated before), read as data.
+    Anything else there is refused, not overwritten: it may be someone's file."""
+    tables: dict[str, Any] = {"MESSAGES": {}, "ENUMS": {}}
+    try:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id in tables
+                and node.value is not None
+            ):
+                table = ast.literal_eval(node.value)
+                tables[node.target.id] = msgspec.convert(table, _PREVIOUS_TABLES[node.target.id])
+    # not UTF-8, not Python, not literals, not the tables' shape (each a ValueError but the first)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        raise UsageError(
+            f"{path} is in the way: it is not wire tables `agui-msgspec generate` wrote"
+            f" ({type(exc).__name__}: {exc}); move it away to generate there"
+        ) from None
+    return _slots(tables["MESSAGES"], tables["ENUMS"])
 
 
 def refuse_renumbering(previous: dict[tuple[str, str], int], model: WireModel) -> None:
@@ -952,7 +998,11 @@ def render_wire(
     """
     try:
         if freeze_path.exists():
-            freeze = Freeze(freeze_path.read_text(encoding="utf-8"), freeze_path.name)
+            try:
+                text = freeze_path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"the freeze {freeze_path} is not UTF-8 ({exc.reason})") from None
+            freeze = Freeze(text, freeze_path.name)
         else:
             freeze = shipped_freeze()
             freeze.name = freeze_path.name
