@@ -476,3 +476,45 @@ def test_a_file_in_the_way_of_the_wire_tables_is_refused_and_kept(
     with pytest.raises(UsageError, match=r"v1_1_wire\.py is in the way"):
         agui.generate(SCHEMA_1_1, out)
     assert (out / "v1_1_wire.py").read_bytes() == text
+
+
+@pytest.mark.parametrize(
+    ("line", "complaint"),
+    [
+        (
+            "RunStartedEvent.base_event = 7",
+            "the freeze gives RunStartedEvent.base_event the number 7: the wire has it at 1",
+        ),
+        ("RunStartedEvent.thread_id = 0", "RunStartedEvent.thread_id = 0 is no protobuf field"),
+        ("RunStartedEvent.thread_id = 19000", "protobuf keeps 19000 to 19999 for itself"),
+        ("RunStartedEvent.thread_id = 536870912", "past protobuf's last, 536870911"),
+        ("RunStartedEvent.thread_id = " + "9" * 5000, "(5000 digits): past protobuf's last"),
+        ("RunStartedEvent.thread_id = \u0663", "unreadable freeze line"),  # an Arabic-Indic 3
+    ],
+    ids=["base-event", "zero", "protobufs-own", "too-big", "5000-digits", "not-ascii-digits"],
+)
+def test_a_freeze_number_protobuf_cannot_carry_is_refused(
+    line: str, complaint: str, tmp_path: Path
+) -> None:
+    # each made frames no reader reads (or a ValueError past Python's int digits)
+    slot = line.partition(" = ")[0]
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text(
+        re.sub(rf"^{re.escape(slot)} = \d+$", line, FREEZE_1_1.read_text(), flags=re.M)
+    )
+    with pytest.raises(CodegenError, match=re.escape(complaint)):
+        agui.generate(SCHEMA_1_1, tmp_path / "out", freeze=freeze)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_new_slot_skips_the_numbers_protobuf_keeps(tmp_path: Path) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text(
+        FREEZE_1_1.read_text().replace(
+            "RunStartedEvent.thread_id = 2", "RunStartedEvent.thread_id = 18999"
+        )
+    )
+    agui.generate(
+        edited_1_1(tmp_path, run_started_x({"type": "string"})), tmp_path / "out", freeze=freeze
+    )
+    assert numbers_of(freeze)["RunStartedEvent.x"] == 20000

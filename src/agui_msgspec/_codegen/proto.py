@@ -110,6 +110,9 @@ def snake(name: str) -> str:
 
 # --------------------------------------------------------------------------- freeze
 
+FIELD_NUMBERS = range(1, 2**29)  # protobuf's: 1 to 536,870,911 (an enum's values start at 0)
+PROTOBUF_RESERVED = range(19_000, 20_000)  # field numbers protobuf keeps for itself
+
 
 class Freeze:
     """Field numbers by slot key (``Message.field``, ``Message.oneof.arm``, ``Enum.VALUE``)."""
@@ -121,12 +124,19 @@ class Freeze:
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
-            match = re.fullmatch(r"([\w.]+)\s*=\s*(\d+)", line)
+            match = re.fullmatch(r"([A-Za-z0-9_.]+)\s*=\s*([0-9]+)", line)
             if match is None:
                 raise WireSchemaError(f"unreadable freeze line: {line!r}")
-            if match[1] in self.numbers:
-                raise WireSchemaError(f"the freeze numbers {match[1]} twice")
-            self.numbers[match[1]] = int(match[2])
+            key, digits = match[1], match[2].lstrip("0") or "0"
+            if key in self.numbers:
+                raise WireSchemaError(f"the freeze numbers {key} twice")
+            if len(digits) > len(str(FIELD_NUMBERS.stop)) or int(digits) >= FIELD_NUMBERS.stop:
+                shown = digits if len(digits) <= 20 else f"{digits[:20]}... ({len(digits)} digits)"
+                raise WireSchemaError(
+                    f"the freeze gives {key} the number {shown}: past protobuf's last,"
+                    f" {FIELD_NUMBERS.stop - 1}"
+                )
+            self.numbers[key] = int(digits)
         holder: dict[tuple[str, int], str] = {}
         for key, number in sorted(self.numbers.items()):
             other = holder.setdefault((self.group(key), number), key)
@@ -148,17 +158,32 @@ class Freeze:
     def number(self, key: str, *, enum: bool = False) -> int:
         self.used.add(key)
         if key in self.numbers:
-            return self.numbers[key]
+            return self.numbers[key] if enum else self.field_number(key, self.numbers[key])
         group = self.group(key)
         taken = [n for k, n in self.numbers.items() if self.group(k) == group]
-        self.numbers[key] = max(taken, default=-1 if enum else 0) + 1
+        number = max(taken, default=-1 if enum else 0) + 1
+        if not enum and number in PROTOBUF_RESERVED:
+            number = PROTOBUF_RESERVED.stop
+        self.numbers[key] = self.field_number(key, number) if not enum else number
         self.added.append(key)
-        return self.numbers[key]
+        return number
 
     def reserved(self, group: str) -> list[int]:
         return sorted(
-            n for k, n in self.numbers.items() if self.group(k) == group and k not in self.used
+            self.field_number(k, n)
+            for k, n in self.numbers.items()
+            if self.group(k) == group and k not in self.used
         )
+
+    def field_number(self, key: str, number: int) -> int:
+        """``number``, if protobuf takes it as the field number of the slot ``key``."""
+        if number not in FIELD_NUMBERS or number in PROTOBUF_RESERVED:
+            first, last = PROTOBUF_RESERVED.start, PROTOBUF_RESERVED.stop - 1
+            raise WireSchemaError(
+                f"{key} = {number} is no protobuf field number: they run from 1 to"
+                f" {FIELD_NUMBERS.stop - 1}, and protobuf keeps {first} to {last} for itself"
+            )
+        return number
 
     def render(self, version: str) -> str:
         lines = [f"{key} = {self.numbers[key]}" for key in sorted(self.numbers)]
@@ -525,6 +550,11 @@ class _Builder:
         props = {k: v for k, v in props.items() if k not in base_fields}
         message = WireMessage(scope, "event")
         number = self.slot(scope, "base_event", f"the {BASE_EVENT} field every event has", None)
+        if number != 1:  # the runtime writes an event's BaseEvent as its field 1
+            detail = (
+                f"the freeze gives {scope}.base_event the number {number}: the wire has it at 1"
+            )
+            raise CodegenError(detail, None)
         base = WireField("base_event", number, "base", "", "", BASE_EVENT)
         fields, message.flatten = self.object_fields(name, scope, props, required)
         message.fields = sorted([base, *fields], key=lambda f: f.number)
