@@ -138,12 +138,18 @@ class Freeze:
                 )
             self.numbers[key] = int(digits)
         holder: dict[tuple[str, int], str] = {}
+        # each group's slots and highest number: numbering a slot costs the same however many
+        self.slots: dict[str, list[str]] = {}
+        self.highest: dict[str, int] = {}
         for key, number in sorted(self.numbers.items()):
-            other = holder.setdefault((self.group(key), number), key)
+            group = self.group(key)
+            other = holder.setdefault((group, number), key)
             if other != key:  # one number, two slots: a renumbering the wire cannot survive
                 raise WireSchemaError(
                     f"the freeze gives {other} and {key} the same number {number}"
                 )
+            self.slots.setdefault(group, []).append(key)
+            self.highest[group] = max(number, self.highest.get(group, number))
         self.used: set[str] = set()
         self.added: list[str] = []
 
@@ -160,19 +166,20 @@ class Freeze:
         if key in self.numbers:
             return self.numbers[key] if enum else self.field_number(key, self.numbers[key])
         group = self.group(key)
-        taken = [n for k, n in self.numbers.items() if self.group(k) == group]
-        number = max(taken, default=-1 if enum else 0) + 1
+        number = self.highest.get(group, -1 if enum else 0) + 1
         if not enum and number in PROTOBUF_RESERVED:
             number = PROTOBUF_RESERVED.stop
         self.numbers[key] = self.field_number(key, number) if not enum else number
+        self.slots.setdefault(group, []).append(key)
+        self.highest[group] = number
         self.added.append(key)
         return number
 
     def reserved(self, group: str) -> list[int]:
         return sorted(
-            self.field_number(k, n)
-            for k, n in self.numbers.items()
-            if self.group(k) == group and k not in self.used
+            self.field_number(k, self.numbers[k])
+            for k in self.slots.get(group, [])
+            if k not in self.used
         )
 
     def field_number(self, key: str, number: int) -> int:
