@@ -298,6 +298,25 @@ def test_an_oversized_line_fails_before_it_is_buffered(
     assert peak < 1.5 * limit
 
 
+@pytest.mark.parametrize("line", [b"data:\n", b"data\n"])
+def test_an_event_of_many_empty_data_lines_holds_what_it_counts(line: bytes) -> None:
+    # Each line counts one byte (its LF) against max_event_size; a slot per line held
+    # about 90 bytes each (500,000 lines: 43 MiB).
+    lines = 500_000
+    body = b'data: "\n' + line * lines + b'data: "\n\n'
+    piece = 64 * 1024
+    tracemalloc.start()
+    try:
+        payloads = list(
+            iter_payloads((body[i : i + piece] for i in range(0, len(body), piece)), SSEReader())
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert payloads == [b'"' + b"\n" * (lines + 1) + b'"']
+    assert peak < 4 * MiB
+
+
 def test_max_event_size_must_be_positive() -> None:
     assert SSEReader().max_event_size == DEFAULT_MAX_EVENT_SIZE == 10 * MiB
     with pytest.raises(UsageError, match="max_event_size"):
