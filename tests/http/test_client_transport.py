@@ -158,6 +158,24 @@ def test_a_compressed_reply_is_inflated(coding: str, compress: Any) -> None:
     assert result.messages[-1].content == "Hi."
 
 
+@pytest.mark.parametrize(
+    "compress",
+    [zlib.compress, lambda body: zlib.compress(body)[2:-4]],
+    ids=["deflate-zlib", "deflate-raw"],
+)
+def test_a_deflate_reply_is_inflated_however_its_reads_split(compress: Any) -> None:
+    body = compress(sse(*ANSWER))
+
+    async def two_reads(split: int) -> AsyncIterator[bytes]:
+        yield body[:split]
+        yield body[split:]
+
+    for split in range(1, len(body)):
+        agent, _ = agent_replying(two_reads(split), headers={"content-encoding": "deflate"})
+        result: RunResult = run(agent.run_agent(INPUT))
+        assert result.messages[-1].content == "Hi.", split
+
+
 def test_a_reply_of_two_gzip_members_is_one_body() -> None:
     body = sse(*ANSWER)
     agent, _ = agent_replying(

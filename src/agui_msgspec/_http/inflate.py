@@ -42,10 +42,12 @@ class Inflater:
 
     def __init__(self, coding: str, piece: int) -> None:
         self._gzip = coding in _GZIP_CODINGS
-        # deflate is zlib-wrapped by the RFC, raw in practice: try the wrapper, then raw.
         self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if self._gzip else zlib.MAX_WBITS)
         self._piece = piece
         self._started = False
+        # deflate is zlib-wrapped by the RFC, raw in practice: the wrapper's two-byte header
+        # tells which, so a first byte is held until the second comes, however the reads split.
+        self._head: bytes | None = None if self._gzip else b""
 
     @property
     def complete(self) -> bool:
@@ -53,6 +55,15 @@ class Inflater:
         return self._inflate.eof or not self._started
 
     def feed(self, data: bytes) -> Iterator[bytes]:
+        self._started = self._started or bool(data)
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < 2:
+                self._head = data
+                return
+            self._head = None
+            if not _zlib_header(data[:2]):
+                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
         piece = self._piece
         while True:
             # A copy to go back to should this call fail: what inflates before the fault is
@@ -61,13 +72,8 @@ class Inflater:
             try:
                 out = self._inflate.decompress(data, piece)
             except zlib.error:
-                if self._gzip or self._started:
-                    yield from _up_to_the_fault(before, data, piece)
-                    raise
-                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
-                self._started = True
-                continue
-            self._started = True
+                yield from _up_to_the_fault(before, data, piece)
+                raise
             if self._inflate.eof and self._gzip and self._inflate.unused_data:
                 data = self._inflate.unused_data  # another gzip member follows (RFC 1952)
                 self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
@@ -77,6 +83,15 @@ class Inflater:
                 yield out
             if not data and len(out) < piece:
                 return
+
+
+def _zlib_header(head: bytes) -> bool:
+    """Whether the first two bytes of a deflate body are a zlib header zlib accepts."""
+    try:
+        zlib.decompressobj().decompress(head)
+    except zlib.error:
+        return False
+    return True
 
 
 def _up_to_the_fault(inflate: Any, data: bytes, piece: int) -> Iterator[bytes]:
