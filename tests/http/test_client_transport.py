@@ -416,6 +416,72 @@ def test_a_cancelled_iteration_leaves_no_result() -> None:
     run(scenario())
 
 
+async def started_then_silent() -> AsyncIterator[bytes]:
+    yield sse(START)
+    await asyncio.sleep(3600)
+
+
+@pytest.mark.parametrize("closing", ["aclose", "async with"])
+def test_a_stream_closed_before_its_end_cannot_be_read(closing: str) -> None:
+    agent, _ = agent_replying(started_then_silent())
+
+    async def scenario() -> None:
+        async with agent.run(INPUT) as stream:
+            await stream.__anext__()
+            if closing == "aclose":
+                await stream.aclose()
+        with pytest.raises(UsageError, match="closed before it ended"):
+            await stream.__anext__()  # it yielded nothing, silently
+        with pytest.raises(UsageError, match="closed before it ended"):
+            await stream.result()
+
+    run(scenario())
+
+
+def test_a_failed_stream_raises_its_failure_at_every_read() -> None:
+    agent, _ = agent_replying(failing_after(sse(*ANSWER[:2]), httpx.ReadError("reset")))
+
+    async def scenario() -> None:
+        async with agent.run(INPUT) as stream:
+            with pytest.raises(TransportError) as first:
+                async for _ in stream:
+                    pass
+            with pytest.raises(TransportError) as again:
+                await stream.__anext__()
+            assert again.value is first.value
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("second", ["iterate", "result"])
+def test_a_second_task_reading_a_stream_is_a_usage_error(second: str) -> None:
+    agent, _ = agent_replying(started_then_silent())
+
+    async def scenario() -> None:
+        stream = agent.run(INPUT)
+        await stream.__anext__()
+        reader = asyncio.ensure_future(stream.__anext__())
+        await asyncio.sleep(0.01)  # the reader now waits for the next event
+        with pytest.raises(UsageError, match="another task"):
+            await (stream.__anext__() if second == "iterate" else stream.result())
+        with pytest.raises(UsageError, match="another task"):
+            await stream.aclose()  # not RuntimeError("aclose(): ... already running")
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        await stream.aclose()
+
+    run(scenario())
+
+
+def test_a_closed_client_is_a_usage_error() -> None:
+    agent, _ = agent_replying(sse(*ANSWER))
+    assert agent.client is not None
+    run(agent.client.aclose())
+    with pytest.raises(UsageError, match="closed"):
+        run(agent.run_agent(INPUT))  # not httpx's RuntimeError
+
+
 # --- the overall deadline ---------------------------------------------------------------------
 
 

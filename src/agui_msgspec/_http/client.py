@@ -347,7 +347,9 @@ class RunStream(Generic[EventT, MessageT, RunT]):
     as its bytes arrive and raises :class:`ProtocolViolation` where the stream
     breaks a rule or the transport fails (:class:`TransportError`).
     :attr:`messages`, :attr:`state`, :attr:`runs` and :attr:`warnings` are
-    live, and keep what was delivered after a failure.
+    live, and keep what was delivered after a failure. Read it from one task: a second
+    reader raises :class:`UsageError`, as does reading it after it was closed before its
+    end; after a failure every read raises that failure again.
     """
 
     def __init__(self, agent: HttpAgent[EventT, MessageT, RunT], input: RunInput) -> None:
@@ -389,6 +391,7 @@ class RunStream(Generic[EventT, MessageT, RunT]):
         # What ended the stream: re-raised by result(), and by every later attempt to read.
         self._failure: Exception | None = None
         self._ended = False
+        self._reading = False  # a task awaits the next event: a second reader is refused
         self._events = self._iterate()
 
     @property
@@ -424,14 +427,30 @@ class RunStream(Generic[EventT, MessageT, RunT]):
         return self
 
     async def __anext__(self) -> EventT:
-        return await self._events.__anext__()
+        if self._failure is not None:
+            raise self._failure
+        self._refuse_a_second_reader()
+        self._reading = True
+        try:
+            return await self._events.__anext__()
+        except StopAsyncIteration:
+            if not self._ended:  # iteration was stopped from outside (cancelled): no verdict
+                raise UsageError(
+                    "the stream was stopped before it ended: no more events, no result"
+                ) from None
+            raise
+        finally:
+            self._reading = False
 
     async def aclose(self) -> None:
         """Stop reading and close the response (and the client the agent made for it)."""
+        self._refuse_a_second_reader()
         await self._events.aclose()
         await self._resources.aclose()
         if not self._ended and self._failure is None:
-            self._failure = UsageError("the stream was closed before it ended, so it has no result")
+            self._failure = UsageError(
+                "the stream was closed before it ended: no more events, no result"
+            )
 
     async def result(self) -> RunResult[MessageT, RunT]:
         """Read the rest of the stream, then the result.
@@ -441,14 +460,10 @@ class RunStream(Generic[EventT, MessageT, RunT]):
         the :class:`ProtocolViolation` when the stream was rejected or truncated,
         :class:`TransportError` when the transport failed, :class:`HttpAgentError` when
         the endpoint answered without a stream, and :class:`UsageError` when the
-        stream was closed before its end.
+        stream was closed before its end or another task reads it.
         """
-        async for _ in self:
+        async for _ in self:  # raises what ended the stream, if not its end
             pass
-        if self._failure is not None:
-            raise self._failure
-        if not self._ended:  # iteration was stopped from outside (cancelled): no verdict
-            raise UsageError("the stream was stopped before it ended, so it has no result")
         messages = list(self.messages)
         return RunResult(
             runs=self.runs,
@@ -457,6 +472,13 @@ class RunStream(Generic[EventT, MessageT, RunT]):
             state=self.state,
             warnings=self.warnings,
         )
+
+    def _refuse_a_second_reader(self) -> None:
+        if self._reading:
+            raise UsageError(
+                "another task is reading this stream; read it from one task (cancel that "
+                "task to stop the stream)"
+            )
 
     async def _open(self) -> None:
         if self._failure is not None:
@@ -474,6 +496,11 @@ class RunStream(Generic[EventT, MessageT, RunT]):
             client = agent.client
             if client is None:
                 client = await self._resources.enter_async_context(httpx.AsyncClient())
+            elif client.is_closed:
+                raise UsageError(
+                    "the client given to HttpAgent(client=...) is closed; the agent never "
+                    "closes a client it was given: pass an open one"
+                )
             response = await self._post(client, httpx.URL(agent.url))
             for _ in range(_MAX_REDIRECTS):
                 target = _redirect_target(response, agent, client.follow_redirects)
