@@ -705,6 +705,26 @@ def test_the_deadline_covers_a_slow_error_body() -> None:
     assert raised.value.rule == "deadline"
 
 
+def test_a_trickled_error_body_is_cut_at_event_timeout() -> None:
+    async def trickled() -> AsyncIterator[bytes]:
+        while True:  # each byte within `timeout`; 2 KiB of them would take 41 s
+            await asyncio.sleep(0.02)
+            yield b"."
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, headers={"content-type": "text/plain"}, content=trickled())
+
+    agent = HttpAgent(
+        "http://agent.test/",
+        client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        event_timeout=0.1,
+    )
+    with pytest.raises(HttpAgentError) as raised:
+        run(agent.run_agent(INPUT))
+    assert raised.value.status_code == 503
+    assert raised.value.body.startswith(".")  # what came in time is kept
+
+
 # --- the client's edges: credentials in the URL, redirects -----------------------------------
 
 

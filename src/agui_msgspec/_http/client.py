@@ -163,7 +163,8 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
     request to the end of the body, however steadily bytes arrive (``None``, the
     default: no bound). ``event_timeout`` bounds
     how long one event may take to arrive once its first byte has, keep-alive comments
-    included (60 s; ``None``: no bound). ``max_event_size`` bounds one event (bytes). Pass
+    included, and an error status's body excerpt (60 s; ``None``: no bound). ``max_event_size``
+    bounds one event (bytes). Pass
     ``client`` to share a connection pool, or to bring auth, proxies or a mock
     transport; the agent never closes a client it was given, and makes (and
     closes) one per run otherwise. ``peer_version`` is the protocol version of an
@@ -519,10 +520,17 @@ class RunStream(Generic[EventT, MessageT, RunT]):
                 if coding is not None:
                     self._inflater = Inflater(coding, min(INFLATE_PIECE, agent.max_event_size))
                 return
+            # The status came: its body is one unit that began arriving, bounded as an event is.
+            if agent.event_timeout is not None:
+                self._event_due_at = asyncio.get_running_loop().time() + agent.event_timeout
+            head = bytearray()
             try:
-                body = await self._within_deadline(_excerpt(response, coding))
+                await self._within_deadline(_excerpt(response, coding, head))
+            except _EventOverdue:
+                pass  # the status tells the error: the excerpt is what came in time
             except _DeadlinePassed:
                 raise self._deadline_error(None) from None
+            body = head.decode("utf-8", "replace")
             if response.is_success:
                 got = media_type or "no content type"
                 message = (
@@ -786,18 +794,19 @@ async def _one_chunk(body: bytes) -> AsyncIterator[bytes]:
     yield body
 
 
-async def _excerpt(response: httpx.Response, coding: str | None) -> str:
-    """The start of an error body, without reading (or inflating) more of it than that."""
+async def _excerpt(response: httpx.Response, coding: str | None, head: bytearray) -> None:
+    """Read the start of an error body into ``head``, without reading (or inflating) more of it
+    than that; what came stays there if the wait is cut short."""
     import httpx  # noqa: PLC0415
 
-    head = b""
     inflater = None if coding is None else Inflater(coding, _EXCERPT_BYTES)
     # The status already tells the error; a body that breaks off only shortens the excerpt.
     if response.is_stream_consumed:  # an in-memory response: httpx decoded it
-        return response.content[:_EXCERPT_BYTES].decode("utf-8", "replace")
+        head += response.content[:_EXCERPT_BYTES]
+        return
     with contextlib.suppress(httpx.HTTPError, zlib.error):
         async for chunk in response.aiter_raw():
             head += chunk if inflater is None else next(inflater.feed(chunk), b"")
             if len(head) >= _EXCERPT_BYTES:
-                break
-    return head[:_EXCERPT_BYTES].decode("utf-8", "replace")
+                del head[_EXCERPT_BYTES:]
+                return
