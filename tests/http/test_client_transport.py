@@ -836,3 +836,38 @@ def test_keepalive_comments_between_events_are_not_an_event() -> None:
     with serve_handler(handler) as url, pytest.raises(TransportError) as caught:
         HttpAgent(f"{url}/", event_timeout=0.5, deadline=2.0).run_sync(INPUT)
     assert caught.value.rule == "deadline"  # only the run's own bound ends it
+
+
+# --- runs without client= -------------------------------------------------------------------
+
+
+def test_runs_without_a_client_load_the_trust_store_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = sse(*ANSWER)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    import ssl  # noqa: PLC0415
+
+    loaded: list[object] = []
+    create_default_context = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        loaded.append(kwargs)
+        return create_default_context(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    with serve_handler(Answer) as url:
+        agent = HttpAgent(f"{url}/")
+        for _ in range(3):
+            assert agent.run_sync(INPUT).run.status == "completed"
+    # one run's client loading certifi's store cost about 25 ms of CPU and 0.8 MB
+    assert len(loaded) <= 1
