@@ -466,6 +466,13 @@ def test_a_url_that_is_not_http_is_a_usage_error(url: str) -> None:
         HttpAgent(url)
 
 
+@pytest.mark.parametrize("port", ["99999", "-1", "0"])
+def test_a_port_tcp_has_not_is_a_usage_error(port: str) -> None:
+    # httpx takes them, and the first send failed with an OverflowError in an ExceptionGroup
+    with pytest.raises(UsageError, match="not a TCP port"):
+        HttpAgent(f"http://127.0.0.1:{port}/")
+
+
 def test_an_unknown_version_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         HttpAgent("http://agent.test/", version="0.9")

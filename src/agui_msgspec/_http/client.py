@@ -255,20 +255,9 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
         on_warning: Callable[[str], None] | None = None,
         peer_version: str | None = None,
     ) -> None:
-        try:
-            import httpx  # noqa: PLC0415
-        except ImportError:
-            raise ImportError(
-                "HttpAgent needs httpx: install the http extra, pip install 'agui-msgspec[http]'"
-            ) from None
-        if not isinstance(url, str):
-            raise wrong_type("url", url, "a URL (str)")
-        try:
-            parsed = httpx.URL(url)
-        except (httpx.InvalidURL, UnicodeError) as exc:
-            raise UsageError(f"not a URL: {url[:200]!r} ({exc})") from None
-        if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise UsageError(f"not an http(s) URL: {url!r}")
+        parsed = checked_url(url)
+        import httpx  # noqa: PLC0415  (checked_url said how to get it if it is missing)
+
         checked_bound("max_event_size", max_event_size, 1)
         checked_callback("on_warning=", on_warning)
         for name, seconds in (
@@ -759,6 +748,28 @@ class _DeadlinePassed(Exception):
 
 class _EventOverdue(_DeadlinePassed):
     """An event that began arriving did not complete within ``event_timeout``."""
+
+
+def checked_url(url: object) -> httpx.URL:
+    """``url`` as httpx reads it, if a run can be sent there; else a :class:`UsageError`
+    (``HttpAgent``, and the command line before it builds one)."""
+    try:
+        import httpx  # noqa: PLC0415
+    except ImportError:
+        raise ImportError(
+            "HttpAgent needs httpx: install the http extra, pip install 'agui-msgspec[http]'"
+        ) from None
+    if not isinstance(url, str):
+        raise wrong_type("url", url, "a URL (str)")
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, UnicodeError) as exc:
+        raise UsageError(f"not a URL: {url[:200]!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(f"not an http(s) URL: {url[:200]!r}")
+    if parsed.port is not None and not 0 < parsed.port < 65536:  # else a crash at the send
+        raise UsageError(f"not a TCP port: {parsed.port} in {url[:200]!r}")
+    return parsed
 
 
 def _redirect_target(

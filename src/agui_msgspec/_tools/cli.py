@@ -39,7 +39,7 @@ from agui_msgspec._errors import (
     inert,
     wrong_type,
 )
-from agui_msgspec._http.client import _HEADER_NAME, _HEADER_VALUE, HttpAgent
+from agui_msgspec._http.client import _HEADER_NAME, _HEADER_VALUE, HttpAgent, checked_url
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate_files
@@ -636,7 +636,7 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
         _error("each --output needs its --format, and only one goes to standard output")
         return EXIT_USAGE
     try:
-        _checked_url(args.url)
+        checked_url(args.url)
         headers = _checked_headers(args.header)
         steps = probe(
             args.url, headers=headers, timeout=args.timeout, gap=args.gap, version=version
@@ -662,21 +662,6 @@ def _probe(args: argparse.Namespace, version: VersionLike, out: _Output) -> int:
             return EXIT_USAGE
     out.flush()
     return EXIT_REJECTED if probe_failed(steps) else EXIT_ACCEPTED
-
-
-def _checked_url(url: str) -> None:
-    """A usage error for a URL no request can go to (``run`` and ``probe`` alike), before
-    httpx or the socket fails on it mid-run."""
-    import httpx  # noqa: PLC0415  (the http extra)
-
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError) as exc:  # a control character, "http://[::1", ...
-        raise UsageError(f"not a URL: {url[:200]!r} ({exc})") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise UsageError(f"not an http(s) URL: {url[:200]!r}")
-    if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise UsageError(f"not a port: {parsed.port} in {url[:200]!r}")
 
 
 def _checked_headers(texts: list[str]) -> dict[str, str]:
@@ -776,7 +761,6 @@ def _run(
     next: Path | None,
 ) -> int:
     try:
-        _checked_url(url)
         agent = HttpAgent(url, version=version, **agent_options)
     except (ImportError, UsageError) as exc:
         _error(str(exc))
