@@ -107,6 +107,7 @@ def test_the_module_is_ruff_clean_and_mypy_strict_clean(tmp_path: Path, draft_co
     [
         (["--module", "1st"], "not a Python identifier"),
         (["--module", "class"], "not usable"),
+        (["--module", "\ufb01eld"], "not a Python identifier"),  # Python imports "field"
         (["--protocol-version", "draft"], "not MAJOR.MINOR"),
         (["--protocol-version", "\u00b2.1"], "not MAJOR.MINOR"),
         (["--protocol-version", "1.1.0"], "not MAJOR.MINOR"),
@@ -262,6 +263,7 @@ def test_a_property_name_never_becomes_code(
         (lambda s: s["$defs"].update(Struct={"type": "string"}), "/$defs/Struct"),
         (lambda s: s["$defs"].update(UNSET={"type": "string"}), "/$defs/UNSET"),
         (lambda s: s["$defs"].update(str={"type": "integer"}), "/$defs/str"),
+        (lambda s: s["$defs"].update(tuple={"type": "integer"}), "/$defs/tuple"),
         (lambda s: s["$defs"].update(NonNullValue={"type": "string"}), "/$defs/NonNullValue"),
         (lambda s: s["$defs"].update(EVENT_TYPES={"type": "string"}), "/$defs/EVENT_TYPES"),
         (lambda s: s["$defs"].update(__name__={"type": "string"}), "/$defs/__name__"),
@@ -286,6 +288,7 @@ def test_a_property_name_never_becomes_code(
         "Struct",
         "UNSET",
         "builtin-str",
+        "builtin-tuple",
         "NonNullValue",
         "table",
         "dunder",

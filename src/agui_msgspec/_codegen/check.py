@@ -48,6 +48,7 @@ MODULE_NAMES = CLASS_BODY_NAMES | {
     "msgspec",
     "Struct",
     "frozenset",
+    "tuple",  # UNIONS' annotation
     "type",
     NON_NULL,
     *TABLE_NAMES,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import keyword
 import os
+import unicodedata
 from pathlib import Path
 
 from agui_msgspec._errors import UsageError, wrong_type
@@ -77,7 +78,11 @@ def generate_files(
         raise wrong_type("protocol_version=", protocol_version, "a version string")
     if freeze is not None and not isinstance(freeze, (str, os.PathLike)):
         raise wrong_type("freeze=", freeze, "a path (str or os.PathLike) or None")
-    if module is not None and (not module.isidentifier() or keyword.iskeyword(module)):
+    if module is not None and (
+        not module.isidentifier()
+        or keyword.iskeyword(module)
+        or unicodedata.normalize("NFKC", module) != module  # "ﬁeld" is imported as "field"
+    ):
         raise UsageError(f"module name {module!r} is not usable: not a Python identifier")
     if protocol_version is not None and parse_version(protocol_version, "release") is None:
         raise UsageError(f"protocol version {protocol_version!r} is not MAJOR.MINOR")
