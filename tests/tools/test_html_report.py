@@ -68,6 +68,17 @@ def test_the_page_holds_every_event_and_links_each_finding_to_its_event() -> Non
     ]
 
 
+def test_the_state_history_says_where_max_state_history_stopped_it() -> None:
+    snapshot = {"type": "STATE_SNAPSHOT", "snapshot": {"big": "x" * 64, "c": 0}}
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/c", "value": 1}]}
+    [cut] = page_data(render_html(verify([START, snapshot, delta, FINISH], max_state_history=90)))
+    assert len(cut["states"]) == 1
+    assert "max_state_history" in cut["statesStop"]
+    [whole] = page_data(render_html(verify([START, snapshot, delta, FINISH])))
+    assert len(whole["states"]) == 2
+    assert whole["statesStop"] is None
+
+
 def test_state_changes_name_each_pointer() -> None:
     before = {"a": 1, "b": [1, 2], "c/d": {"x": True}}
     after = {"a": 2, "b": [1], "c/d": {"x": True, "y": None}}

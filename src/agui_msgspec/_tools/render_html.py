@@ -67,6 +67,7 @@ def _page_data(title: str, report: Report) -> dict[str, Any]:
             }
         )
         before = step.state
+    stop = next((f for f in report.findings if f.rule == "state-history-too-large"), None)
     return {
         "title": title,
         "verdict": report.verdict,
@@ -84,6 +85,8 @@ def _page_data(title: str, report: Report) -> dict[str, Any]:
         "messages": result["messages"],
         "runs": result["runs"],
         "states": states,
+        # where the history stops, when max_state_history left the later states out
+        "statesStop": None if stop is None else stop.message,
         "state": result["state"],
     }
 
@@ -345,6 +348,7 @@ _SCRIPT = r"""
         states.append(li);
       }
       box.append(states);
+      if (report.statesStop !== null) box.append(el("p", {}, report.statesStop));
       if (report.state !== null) {
         box.append(el("p", {}, "Final state:"), el("pre", {class: "detail"},
           JSON.stringify(report.state, null, 2)));
