@@ -297,6 +297,17 @@ def usage_twice(schema: dict[str, Any]) -> None:
     schema["$defs"]["RunStartedEvent"]["properties"]["cost"] = {"$ref": "#/$defs/Usage"}
 
 
+def assert_refused(
+    edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
+) -> None:
+    """Generating from the 1.1 schema with ``edit`` is a CodegenError saying ``complaint`` at
+    ``pointer``, and writes nothing."""
+    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
+        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
+    assert caught.value.pointer == pointer
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("edit", "complaint", "pointer"),
     [
@@ -324,10 +335,7 @@ def test_two_parts_of_the_schema_on_one_name_of_the_wire_are_refused(
     edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
 ) -> None:
     # on one field, a frame would mix the two (or, for base_event, fail to read at all)
-    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
-        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
-    assert caught.value.pointer == pointer
-    assert not (tmp_path / "out").exists()
+    assert_refused(edit, complaint, pointer, tmp_path)
 
 
 INJECTED_PROTO = 'X = 99;\n}\nimport "evil.proto";\nmessage Injected {\n  string y'
@@ -373,10 +381,7 @@ def test_a_name_the_proto_writes_unquoted_must_be_a_protobuf_name(
     edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
 ) -> None:
     # a "." numbered the slot in another message; a newline wrote lines into the .proto
-    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
-        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
-    assert caught.value.pointer == pointer
-    assert not (tmp_path / "out").exists()
+    assert_refused(edit, complaint, pointer, tmp_path)
 
 
 def without_event_type(schema: dict[str, Any]) -> None:
@@ -443,10 +448,7 @@ def test_a_schema_the_protobuf_wire_cannot_carry_is_a_codegen_error(
     edit: Callable[[dict[str, Any]], object], complaint: str, pointer: str, tmp_path: Path
 ) -> None:
     # each escaped as a KeyError, StopIteration or (at the reader) a failure on every frame
-    with pytest.raises(CodegenError, match=re.escape(complaint)) as caught:
-        agui.generate(edited_1_1(tmp_path, edit), tmp_path / "out")
-    assert caught.value.pointer == pointer
-    assert not (tmp_path / "out").exists()
+    assert_refused(edit, complaint, pointer, tmp_path)
 
 
 def test_a_freeze_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:

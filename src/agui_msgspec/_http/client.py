@@ -285,8 +285,8 @@ class HttpAgent(Generic[EventT, MessageT, RunT]):
             self.headers: httpx.Headers = httpx.Headers(headers)
         except (TypeError, ValueError, AttributeError) as exc:  # httpx's, for what it cannot send
             raise UsageError(f"headers= are not HTTP headers: {str(exc)[:200]}") from None
-        for header, value in self.headers.raw:  # else refused at the first send, as if unreachable
-            if not _HEADER_NAME.fullmatch(header) or not _HEADER_VALUE.fullmatch(value):
+        for header, value in self.headers.raw:
+            if not sendable_header(header, value):
                 shown = header[:100].decode("latin-1")  # never the value: it may be a credential
                 raise UsageError(f"headers= holds {shown!r}, which HTTP cannot send as it is")
         self.headers["Accept"] = _ACCEPT  # replaces any casing of the name
@@ -748,6 +748,13 @@ class _DeadlinePassed(Exception):
 
 class _EventOverdue(_DeadlinePassed):
     """An event that began arriving did not complete within ``event_timeout``."""
+
+
+def sendable_header(name: bytes, value: bytes) -> bool:
+    """Whether HTTP can send the header as httpx encoded it; else the first send fails, as
+    if the agent were unreachable (``HttpAgent``'s ``headers=``, the command line's
+    ``--header``)."""
+    return bool(_HEADER_NAME.fullmatch(name) and _HEADER_VALUE.fullmatch(value))
 
 
 def checked_url(url: object) -> httpx.URL:

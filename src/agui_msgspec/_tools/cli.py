@@ -39,7 +39,7 @@ from agui_msgspec._errors import (
     inert,
     wrong_type,
 )
-from agui_msgspec._http.client import _HEADER_NAME, _HEADER_VALUE, HttpAgent, checked_url
+from agui_msgspec._http.client import HttpAgent, checked_url, sendable_header
 from agui_msgspec._pipeline.consumer import Result
 from agui_msgspec._tools.conformance import run_corpus
 from agui_msgspec._tools.generate import generate_files
@@ -678,9 +678,9 @@ def _checked_headers(texts: list[str]) -> dict[str, str]:
         name, value = name.strip(), value.strip()
         try:
             [(raw_name, raw_value)] = httpx.Headers({name: value}).raw
-            sendable = _HEADER_NAME.fullmatch(raw_name) and _HEADER_VALUE.fullmatch(raw_value)
+            sendable = sendable_header(raw_name, raw_value)
         except ValueError:  # not ASCII, which httpx encodes no other way
-            sendable = None
+            sendable = False
         if not sendable:
             raise UsageError(f"--header {name[:100]!r}: HTTP cannot send it as it is")
         headers[name] = value
