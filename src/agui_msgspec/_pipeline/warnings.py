@@ -104,7 +104,8 @@ class WarningLog:
         """``warn_about`` each of ``details`` about each of ``count`` events from ``index`` on,
         in that order. With no ``on_warning`` to tell each, the events between the first and
         the last are only counted: they repeat the first's warnings within one run."""
-        longest = len(f"event {index + count}") + max(map(len, details), default=0)
+        said = [inert(detail) for detail in details]  # as warn_about keys them
+        longest = len(f"event {index + count}") + max(map(len, said), default=0)
         if self.on_warning is not None or count < 3 or longest > MAX_WARNING_LENGTH:
             for event in range(index, index + count):
                 for detail in details:
@@ -112,7 +113,7 @@ class WarningLog:
             return
         for detail in details:
             self.warn_about(index, detail)
-        for detail in details:
+        for detail in said:
             self._repeat(detail, count - 2)
         for detail in details:
             self.warn_about(index + count - 1, detail)
