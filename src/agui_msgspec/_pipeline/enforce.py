@@ -40,6 +40,7 @@ from agui_msgspec._documents import (
 )
 from agui_msgspec._errors import MalformedEvent
 from agui_msgspec._json import json_kind, pointer_from_msgspec, pointer_token, pointer_untoken
+from agui_msgspec._pipeline.ahead import decode_ahead, known_twins, make_twins
 from agui_msgspec._pipeline.compat import DROPPED, needs_translation
 from agui_msgspec._versions import Bindings
 
@@ -119,6 +120,9 @@ _WALK_NONE, _WALK_INTEGER = _Walk.NONE, _Walk.INTEGER  # module globals: enum lo
 _REMOVED_PROPERTY_CACHE_CHARS = 64 * 1024
 _MATCHED_CACHE_CHARS = 64 * 1024
 
+
+_TWINS_AFTER = 4096
+_TWIN_REFUSALS = 16
 
 _ABSENT = object()  # what dict.pop gives for a payload without the property
 
@@ -336,6 +340,10 @@ class Enforcer:
         # every event, so the next payload skips the strict decode, which would fail.
         self.extras: tuple[str, ...] = ()
         self._removed_texts: dict[str, str] = {}
+        self._bindings = bindings
+        self._ahead_count = 0  # payloads one version ahead the generic batch decode took
+        self._made_twins = False
+        self._twin_refusals = 0
         self._removed_texts_room = _REMOVED_PROPERTY_CACHE_CHARS
 
     def decode(self, payload: Payload, index: int) -> msgspec.Struct | None:
@@ -452,16 +460,19 @@ class Enforcer:
         extras = self.extras
         if not extras:  # the last payload was conformant, or had more than properties
             return None
-        try:
-            documents: list[Any] = list(map(decode_json, payloads))  # type: ignore[arg-type]
-            for name in extras:  # dict.pop raises TypeError for a document that is not an object
-                absent = itertools.repeat(_ABSENT)
-                if _ABSENT in map(dict.pop, documents, itertools.repeat(name), absent):
-                    return None
-            held: Any = msgspec.convert({"items": documents}, self._event_holder)
-            events: list[msgspec.Struct] = held.items
-        except (*_DECODE_ERRORS, TypeError, RecursionError):
-            return None
+        events = self._decode_ahead(payloads, extras)
+        if events is None:
+            try:
+                documents: list[Any] = list(map(decode_json, payloads))  # type: ignore[arg-type]
+                for name in extras:  # dict.pop: TypeError for a document that is not an object
+                    absent = itertools.repeat(_ABSENT)
+                    if _ABSENT in map(dict.pop, documents, itertools.repeat(name), absent):
+                        return None
+                held: Any = msgspec.convert({"items": documents}, self._event_holder)
+                events = held.items
+            except (*_DECODE_ERRORS, TypeError, RecursionError):
+                return None
+            self._ahead_count += len(events)
         checked = self._checked(events)
         if checked is None:
             return None
@@ -473,6 +484,28 @@ class Enforcer:
         self.extras = extras
         self.slow_path_count += len(events)
         return events, [self._removed_property(name) for name in extras]
+
+    def _decode_ahead(
+        self, payloads: Sequence[Payload], extras: tuple[str, ...]
+    ) -> list[msgspec.Struct] | None:
+        """The batch through the twins for ``extras`` (:mod:`.ahead`); None where it refuses or
+        there are none. A stream makes twins once, after the generic decode has taken
+        ``_TWINS_AFTER`` payloads one version ahead (they cost milliseconds to make), and
+        stops trying them after ``_TWIN_REFUSALS`` refused batches."""
+        if self._twin_refusals >= _TWIN_REFUSALS:
+            return None
+        twins = known_twins(self._bindings, extras)
+        if twins is None:
+            if self._made_twins or self._ahead_count < _TWINS_AFTER:
+                return None
+            self._made_twins = True
+            twins = make_twins(self._bindings, extras)
+            if twins is None:
+                return None
+        events = decode_ahead(twins, payloads)
+        if events is None:
+            self._twin_refusals += 1
+        return events
 
     def _checked(
         self, events: list[msgspec.Struct]
