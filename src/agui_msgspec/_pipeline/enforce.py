@@ -122,7 +122,9 @@ _MATCHED_CACHE_CHARS = 64 * 1024
 
 
 _TWINS_AFTER = 4096
+"""Payloads one version ahead a stream's batches take before it makes twins (``ahead``)."""
 _TWIN_REFUSALS = 16
+"""Batches the twins may refuse in one stream before it stops trying them."""
 
 _ABSENT = object()  # what dict.pop gives for a payload without the property
 
@@ -341,7 +343,7 @@ class Enforcer:
         self.extras: tuple[str, ...] = ()
         self._removed_texts: dict[str, str] = {}
         self._bindings = bindings
-        self._ahead_count = 0  # payloads one version ahead the generic batch decode took
+        self._ahead_count = 0  # payloads one version ahead taken in batches
         self._made_twins = False
         self._twin_refusals = 0
         self._removed_texts_room = _REMOVED_PROPERTY_CACHE_CHARS
@@ -472,7 +474,6 @@ class Enforcer:
                 events = held.items
             except (*_DECODE_ERRORS, TypeError, RecursionError):
                 return None
-            self._ahead_count += len(events)
         checked = self._checked(events)
         if checked is None:
             return None
@@ -483,13 +484,14 @@ class Enforcer:
             return None
         self.extras = extras
         self.slow_path_count += len(events)
+        self._ahead_count += len(events)
         return events, [self._removed_property(name) for name in extras]
 
     def _decode_ahead(
         self, payloads: Sequence[Payload], extras: tuple[str, ...]
     ) -> list[msgspec.Struct] | None:
         """The batch through the twins for ``extras`` (:mod:`.ahead`); None where it refuses or
-        there are none. A stream makes twins once, after the generic decode has taken
+        there are none. A stream makes twins once, after its batches have taken
         ``_TWINS_AFTER`` payloads one version ahead (they cost milliseconds to make), and
         stops trying them after ``_TWIN_REFUSALS`` refused batches."""
         if self._twin_refusals >= _TWIN_REFUSALS:
