@@ -110,14 +110,21 @@ class _LendingPlan(NamedTuple):
     """Each event type with its wire names."""
 
 
-@functools.cache  # per bindings module: reading a Struct's fields costs
+@functools.cache  # per bindings module
 def _lending_plan(bindings: Bindings) -> _LendingPlan:
-    kinds = [(kind, msgspec.structs.fields(kind)) for kind in bindings.EVENT_TYPES.values()]
-    unsent = [[f.name for f in fields if f.default is msgspec.UNSET] for _, fields in kinds]
+    kinds = list(bindings.EVENT_TYPES.values())
+    unsent = list(map(_absent_when_unsent, kinds))
     shared = functools.reduce(operator.and_, map(set, unsent))
     return _LendingPlan(
         lenders=tuple(attr for attr in reversed(unsent[0]) if attr in shared),
-        kinds=tuple(
-            (kind, frozenset(field.encode_name for field in fields)) for kind, fields in kinds
-        ),
+        kinds=tuple((kind, frozenset(kind.__struct_encode_fields__)) for kind in kinds),
     )
+
+
+def _absent_when_unsent(kind: type[msgspec.Struct]) -> list[str]:
+    """The attributes of ``kind`` that default to ``UNSET``, in declaration order (read from
+    the class: ``msgspec.structs.fields`` costs 0.1 ms a Struct)."""
+    names, defaults = kind.__struct_fields__, kind.__struct_defaults__
+    with_defaults = names[len(names) - len(defaults) :]  # the defaults are the last fields'
+    pairs = zip(with_defaults, defaults, strict=True)
+    return [name for name, default in pairs if default is msgspec.UNSET]
