@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import agui_msgspec
@@ -348,6 +349,25 @@ def test_a_property_name_msgspec_would_rename_otherwise_keeps_its_wire_name(
         assert bindings.encoder.encode(decoded) == event
     finally:
         sys.modules.pop("digits", None)
+
+
+def test_every_numeric_bound_of_the_schema_is_enforced(tmp_path: Path) -> None:
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    schema["$defs"]["RunStartedEvent"]["properties"].update(
+        share={"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 9},
+        retries={"type": "integer", "minimum": 0, "maximum": 3, "multipleOf": 2},
+    )
+    path = tmp_path / "bounded.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    bindings = load_bindings(agui_msgspec.generate(path, tmp_path, module="bounded"))
+    start = b'{"type":"RUN_STARTED","threadId":"t","runId":"r",'
+    try:
+        assert bindings.event_decoder.decode(start + b'"share":1,"retries":2}').retries == 2
+        for outside in [b'"share":0', b'"share":9', b'"retries":1', b'"retries":4']:
+            with pytest.raises(msgspec.ValidationError):
+                bindings.event_decoder.decode(start + outside + b"}")
+    finally:
+        sys.modules.pop("bounded", None)
 
 
 @pytest.mark.parametrize(

@@ -322,8 +322,11 @@ class _Reader:
         if constraints is None:
             return annotation
         bounds = {
-            "ge": constraints.ge,
-            "le": constraints.le,
+            "gt": _integral(constraints.gt),
+            "ge": _integral(constraints.ge),
+            "lt": _integral(constraints.lt),
+            "le": _integral(constraints.le),
+            "multiple_of": _integral(constraints.multiple_of),
             "min_length": constraints.min_items
             if annotation.startswith("list")
             else constraints.min_length,
@@ -519,6 +522,13 @@ LINEAR_EQUIVALENTS = {
     # ".*" repeats one character, which sre runs without a stack.
     "^(/([^/~]|~[01])*)*$": "(?s)\\A(?:/(?!.*~(?:[^01]|\\Z)).*)?\\Z",
 }
+
+
+def _integral(bound: Any) -> Any:
+    """A numeric bound, an ``int`` where integral: the parser reads some as floats
+    (``multipleOf``, ``exclusiveMinimum``), and msgspec bounds an integer by an ``int``."""
+    number = bound.value if hasattr(bound, "value") else bound  # the parser wraps some
+    return int(number) if isinstance(number, float) and number.is_integer() else number
 
 
 def _ecma_pattern(pattern: str | None) -> str | None:
