@@ -351,6 +351,27 @@ def test_a_property_name_msgspec_would_rename_otherwise_keeps_its_wire_name(
         sys.modules.pop("digits", None)
 
 
+def test_a_dollar_anchors_at_the_very_end_wherever_it_stands(tmp_path: Path) -> None:
+    # ECMA-262's $ never matches before a final newline; Python's does
+    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
+    schema["$defs"]["RunStartedEvent"]["properties"].update(
+        either={"type": "string", "pattern": "^a$|^b$"},
+        priced={"type": "string", "pattern": "^[$]\\d+\\$$"},
+    )
+    path = tmp_path / "anchored.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    bindings = load_bindings(agui_msgspec.generate(path, tmp_path, module="anchored"))
+    start = b'{"type":"RUN_STARTED","threadId":"t","runId":"r",'
+    try:
+        for taken in [b'"either":"a"', b'"either":"b"', b'"priced":"$5$"']:
+            bindings.event_decoder.decode(start + taken + b"}")
+        for refused in [b'"either":"a\\n"', b'"either":"b\\n"', b'"priced":"$5$\\n"']:
+            with pytest.raises(msgspec.ValidationError):
+                bindings.event_decoder.decode(start + refused + b"}")
+    finally:
+        sys.modules.pop("anchored", None)
+
+
 def test_every_numeric_bound_of_the_schema_is_enforced(tmp_path: Path) -> None:
     schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
     schema["$defs"]["RunStartedEvent"]["properties"].update(

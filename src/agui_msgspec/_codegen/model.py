@@ -532,13 +532,30 @@ def _integral(bound: Any) -> Any:
 
 
 def _ecma_pattern(pattern: str | None) -> str | None:
-    """JSON Schema patterns are ECMA-262: a final ``$`` must not match before a trailing newline,
-    as Python's does, so it becomes ``\\Z``."""
+    """JSON Schema patterns are ECMA-262: ``$`` must not match before a trailing newline, as
+    Python's does, so each one that is an anchor (not escaped, not in a class) becomes ``\\Z``."""
     if pattern in LINEAR_EQUIVALENTS:
         return LINEAR_EQUIVALENTS[pattern]
-    if pattern is None or not pattern.endswith("$") or pattern.endswith("\\$"):
+    if pattern is None or "$" not in pattern:
         return pattern
-    return pattern[:-1] + "\\Z"
+    written: list[str] = []
+    in_class = False
+    position = 0
+    while position < len(pattern):
+        char = pattern[position]
+        if char == "\\":  # an escape and what it escapes, as they are
+            written.append(pattern[position : position + 2])
+            position += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = "\\Z"
+        written.append(char)
+        position += 1
+    return "".join(written)
 
 
 def _literal(value: Any) -> str:
