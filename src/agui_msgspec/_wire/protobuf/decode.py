@@ -31,7 +31,7 @@ ABSENT: Any = object()
 """What a field the bytes do not carry reads as (``None`` is JSON null)."""
 
 _SAFE_INTEGER = 2**53
-_DEFAULTS: dict[str, Any] = {"string": "", "int64": 0, "bool": False}
+_DEFAULTS: dict[str, Any] = {"string": "", "int64": 0, "double": 0.0, "bool": False}
 _FIXED_SIZE = {FIXED64: (8, "fixed64"), FIXED32: (4, "fixed32")}
 _unpack_double = struct.Struct("<d").unpack_from
 _json_encode = msgspec.json.Encoder().encode
@@ -133,6 +133,21 @@ def signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def double(data: bytes, pos: int) -> float:
+    """The double at ``pos``: a JSON number, so never NaN or an infinity."""
+    number: float = _unpack_double(data, pos)[0]
+    if not math.isfinite(number):
+        raise Malformed("a number is not finite")
+    return number
+
+
+def packed_doubles(data: bytes, start: int, end: int) -> list[float]:
+    """A packed run of doubles: whole 8-byte values, or the frame is malformed."""
+    if (end - start) % 8:
+        raise Malformed("a packed run of doubles is not a whole number of 8-byte values")
+    return [double(data, pos) for pos in range(start, end, 8)]
+
+
 def enum_value(names: dict[int, str], value: int) -> str:
     """An enum field's JSON: its value's name, or the number of one this build lacks."""
     number = signed(value)
@@ -228,9 +243,7 @@ class GeneralDecoder:
             if tag == 8:  # null_value
                 result = None
             elif tag == 17:  # number_value
-                number = _unpack_double(data, a)[0]
-                if not math.isfinite(number):
-                    raise Malformed("a number is not finite")
+                number = double(data, a)
                 result = (
                     int(number) if number.is_integer() and abs(number) <= _SAFE_INTEGER else number
                 )
@@ -275,6 +288,8 @@ class GeneralDecoder:
             return text(data, a, b)
         if kind == "int64":
             return signed(a)
+        if kind == "double":
+            return double(data, a)
         if kind == "bool":
             return a != 0
         return enum_value(self.tables.enums[wire_field.ref], a)
@@ -290,7 +305,8 @@ class GeneralDecoder:
             wire_field = by_number.get(tag >> 3)
             if wire_field is None:
                 continue  # a field this build predates
-            if wire_type != wire_field.tag & 7:
+            # a packed double may also come unpacked, an item a field: protobuf reads both
+            if wire_type != wire_field.tag & 7 and not (wire_field.packed and wire_type == FIXED64):
                 raise Malformed(f"{name}.{wire_field.name} has the wrong wire type")
             kind = wire_field.kind
             if kind in ("message", "base", "value", "struct"):
@@ -299,6 +315,10 @@ class GeneralDecoder:
                 elif wire_field.name in raw:  # a span to merge, bounded as an item is
                     self.budget.spend(3)
                 raw.setdefault(wire_field.name, []).append((a, b))
+            elif wire_field.packed and wire_type == LEN:
+                items = packed_doubles(data, a, b)
+                self.budget.spend(3 * len(items))  # as each item of any list
+                raw.setdefault(wire_field.name, []).extend(items)
             elif wire_field.label == "repeated":
                 self.budget.spend(3)  # an item's quotes and comma
                 raw.setdefault(wire_field.name, []).append(self.scalar(wire_field, data, a, b))

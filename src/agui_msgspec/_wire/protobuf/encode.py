@@ -3,6 +3,7 @@ of the HTTP + Protobuf binding (the 4-byte big-endian length, then the message).
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +29,13 @@ def _put_varint(out: bytearray, value: int) -> None:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
+
+
+def _double(value: Any) -> bytes:
+    """A double field's 8 bytes: a JSON number, so never NaN or an infinity."""
+    if not math.isfinite(value):
+        raise UsageError(f"{value!r} is no JSON number: the wire's readers refuse it")
+    return _pack_double(value)
 
 
 def _put_len(out: bytearray, tag: int, body: bytes | bytearray) -> None:
@@ -109,10 +117,14 @@ class _Encoder:
         """``value`` as ``wire_field`` of a message at ``depth``."""
         kind = wire_field.kind
         if wire_field.label == "repeated":
+            if wire_field.packed:
+                if value:  # no items: no run, as proto3 writes it
+                    _put_len(out, wire_field.tag, b"".join(map(_double, value)))
+                return
             for item in value:
                 self.single(out, wire_field, item, depth)
             return
-        if wire_field.label == "" and kind in ("string", "int64", "bool", "enum"):
+        if wire_field.label == "" and kind in ("string", "int64", "double", "bool", "enum"):
             if kind == "enum":
                 value = self.enum_number(wire_field, value)
             if not value:
@@ -133,6 +145,9 @@ class _Encoder:
         elif kind in ("int64", "bool"):
             _put_varint(out, wire_field.tag)
             _put_varint(out, int(value))
+        elif kind == "double":
+            _put_varint(out, wire_field.tag)
+            out += _double(value)
         elif kind == "enum":
             _put_varint(out, wire_field.tag)
             _put_varint(

@@ -27,8 +27,10 @@ from agui_msgspec._wire.protobuf.decode import (
     check_envelope,
     check_message,
     default_of,
+    double,
     enum_value,
     field_value,
+    packed_doubles,
     signed,
     text,
     varint,
@@ -41,11 +43,10 @@ _TAILS_KEPT = 64
 _unpack_length = struct.Struct(">I").unpack_from
 _json_encode = msgspec.json.Encoder().encode
 
-# What a slot does with its field. Length-delimited kinds first, varint kinds (_INT and
-# after) last: one comparison tells them.
-_STR, _STR_REP, _VALUE, _STRUCT, _MSG, _MSG_REP, _OTHER, _OTHER_REP, _BASE, _INT, _BOOL, _ENUM = (
-    range(12)
-)
+# What a slot does with its field. Length-delimited kinds first, then the 8-byte double,
+# varint kinds (_INT and after) last: one comparison tells them.
+_STR, _STR_REP, _VALUE, _STRUCT, _MSG, _MSG_REP, _OTHER, _OTHER_REP, _BASE, _DOUBLE_REP = range(10)
+_DOUBLE, _INT, _BOOL, _ENUM = range(10, 14)
 
 
 class _HandOver(Exception):
@@ -129,6 +130,9 @@ class FastDecoder:
                 op = _STR_REP if repeated else _STR
             elif f.kind == "int64":
                 op = _INT
+            elif f.kind == "double":
+                # repeated: packed, as written; one that comes unpacked is handed over
+                op = _DOUBLE_REP if repeated else _DOUBLE
             elif f.kind == "bool":
                 op = _BOOL
             elif f.kind == "enum":
@@ -143,7 +147,7 @@ class FastDecoder:
                 op, ref = (_MSG_REP if repeated else _MSG), self.plans[f.ref]
             else:
                 op, ref = (_OTHER_REP if repeated else _OTHER), f
-            if repeated and op not in (_STR_REP, _MSG_REP, _OTHER_REP):
+            if repeated and op not in (_STR_REP, _MSG_REP, _OTHER_REP, _DOUBLE_REP):
                 raise AssertionError(f"no repeated {f.kind} in the wire")  # none is generated
             plan.slots[f.tag] = (op, f.json, ref)
             default = default_of(self.tables, f)
@@ -189,6 +193,12 @@ class FastDecoder:
                 else:
                     out[json_name] = enum_value(ref, value)
                 continue
+            if op == _DOUBLE:
+                if pos + 8 > end:
+                    raise _HandOver  # a double past the frame: malformed
+                out[json_name] = double(data, pos)
+                pos += 8
+                continue
             if pos < end and data[pos] < 0x80:
                 length = data[pos]
                 pos += 1
@@ -227,6 +237,10 @@ class FastDecoder:
             elif op == _STR_REP:
                 self.budget.spend(3)  # an item's quotes and comma
                 out.setdefault(json_name, []).append(text(data, pos, stop))
+            elif op == _DOUBLE_REP:
+                doubles = packed_doubles(data, pos, stop)
+                self.budget.spend(3 * len(doubles))  # as the general decoder charges them
+                out.setdefault(json_name, []).extend(doubles)
             else:  # a message of another shape: the general decoder
                 self.budget.spend(self._parts.floors[ref.ref])  # it charges the rest
                 item = self._parts.object(ref.ref, data, pos, stop, depth + 1)

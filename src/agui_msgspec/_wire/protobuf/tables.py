@@ -22,6 +22,7 @@ VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
 _WIRE_TYPE = {
     "string": LEN,
     "int64": VARINT,
+    "double": FIXED64,
     "bool": VARINT,
     "enum": VARINT,
     "value": LEN,
@@ -34,11 +35,13 @@ _WIRE_TYPE = {
 class WireField:
     """One field of a message: a row of the generated ``MESSAGES`` table, and its tag."""
 
-    __slots__ = ("json", "kind", "label", "name", "number", "ref", "required", "tag")
+    __slots__ = ("json", "kind", "label", "name", "number", "packed", "ref", "required", "tag")
 
     def __init__(self, row: tuple[int, str, str, str, str, str, bool]) -> None:
         self.number, self.name, self.kind, self.label, self.json, self.ref, self.required = row
-        self.tag = (self.number << 3) | _WIRE_TYPE[self.kind]
+        # proto3 writes a repeated double packed: one length-delimited run of 8-byte values
+        self.packed = self.label == "repeated" and self.kind == "double"
+        self.tag = (self.number << 3) | (LEN if self.packed else _WIRE_TYPE[self.kind])
 
 
 class WireMessage:
