@@ -204,7 +204,7 @@ class Freeze:
 class WireField:
     name: str  # the proto field name
     number: int
-    kind: str  # string | int64 | bool | value | struct | message | enum | base
+    kind: str  # string | int64 | double | bool | value | struct | message | enum | base
     label: str  # "" | "optional" | "repeated"
     json: str  # the JSON property it carries ("" for a oneof arm)
     ref: str = ""  # message or enum name, for kind message / enum
@@ -341,6 +341,8 @@ class _Builder:
             return "string", "", False
         if prop.get("type") == "integer":
             return "int64", "", False
+        if prop.get("type") == "number":
+            return "double", "", False
         if prop.get("type") == "boolean":
             return "bool", "", False
         if prop.get("type") == "array":
@@ -776,7 +778,7 @@ def build_model(schema_path: Path, freeze: Freeze, version: str | None = None) -
 
 # --------------------------------------------------------------------------- rendering
 
-_SCALAR = {"string": "string", "int64": "int64", "bool": "bool"}
+_SCALAR = {"string": "string", "int64": "int64", "double": "double", "bool": "bool"}
 _WELL_KNOWN = {"value": "google.protobuf.Value", "struct": "google.protobuf.Struct"}
 
 
