@@ -147,7 +147,10 @@ def test_a_bound_on_a_number_is_judged_on_the_wire_as_in_sse(bindings: Any) -> N
     finished = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
     for weight, rule in ((0.5, None), (0.0, "malformed-event")):  # exclusiveMinimum 0
         numbers = {"share": 0.5, "weight": weight, "scores": [1.5]}
-        run = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", **numbers}, finished]
+        run: list[dict[str, Any]] = [
+            {"type": "RUN_STARTED", "threadId": "t", "runId": "r", **numbers},
+            finished,
+        ]
         proto = consume_body(b"".join(proto_frame(e, bindings) for e in run), bindings)
         sse = b"".join(b"data: " + msgspec.json.encode(e) + b"\n\n" for e in run)
         assert verdict(proto) == verdict(consume_body(sse, bindings))
