@@ -304,6 +304,17 @@ def test_any_name_a_stream_sends_reads_as_one_by_one(name: str) -> None:
     assert in_batches(payloads) == one_by_one(payloads)
 
 
+def test_twins_that_would_add_a_slot_are_not_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    defstruct = msgspec.defstruct
+
+    def with_a_slot(name: str, fields: list[Any], bases: tuple[type, ...]) -> Any:
+        return defstruct(name, [*fields, ("added", int, 0)], bases=bases)
+
+    monkeypatch.setattr(ahead.msgspec, "defstruct", with_a_slot)
+    monkeypatch.setattr(ahead, "_MADE", {})
+    assert ahead.make_twins(v1_1, ("xTrace",)) is None
+
+
 def test_the_twins_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ahead, "_MADE", {})
     for n in range(ahead.KEPT + 5):

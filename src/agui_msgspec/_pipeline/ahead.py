@@ -85,6 +85,8 @@ def make_twins(bindings: Bindings, extras: tuple[str, ...]) -> Twins | None:
             twin = msgspec.defstruct(kind.__name__, fields, bases=(kind,))
         except (ValueError, TypeError):  # a name msgspec cannot rename to (a quote, a control)
             return None
+        if twin.__basicsize__ != kind.__basicsize__:  # a slot added: no change of class then
+            return None
         own_class[twin] = kind
     if not own_class:
         return None
