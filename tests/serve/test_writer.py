@@ -212,6 +212,61 @@ def test_writer_raises_on_the_bad_event_before_its_frame_leaves(
     assert (verdict.rule, verdict.index) == (violation.rule, violation.index)
 
 
+def _state_beyond_bounds() -> dict[str, tuple[msgspec.Struct, str, str]]:
+    deep_path = "/" + "/".join(["a"] * 600)
+    return {
+        "a snapshot nested too deep": (
+            v1_1.StateSnapshotEvent(snapshot={"a": nested_lists(600)}),
+            "too-deep",
+            "/snapshot",
+        ),
+        "a snapshot too large": (
+            v1_1.StateSnapshotEvent(snapshot={"n": [0] * 2_200_000}),  # 4.4 MB of JSON
+            "state-too-large",
+            "/snapshot",
+        ),
+        "a pointer too deep": (
+            v1_1.StateDeltaEvent(delta=[{"op": "remove", "path": deep_path}]),
+            "too-deep",
+            "/delta/0",
+        ),
+        "a value that would nest too deep where it is added": (
+            v1_1.StateDeltaEvent(
+                delta=[
+                    {"op": "test", "path": "", "value": {}},
+                    {"op": "add", "path": "/a/b", "value": nested_lists(511)},
+                ]
+            ),
+            "too-deep",
+            "/delta/1",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", _state_beyond_bounds().keys())
+def test_writer_refuses_state_a_consumer_refuses_by_its_default_bounds(case: str) -> None:
+    event, rule, path = _state_beyond_bounds()[case]
+    stream = [START, event]
+    _, violation = send(stream)
+    assert violation is not None
+    assert (violation.rule, violation.index, violation.path) == (rule, 1, path)
+    verdict = consume([encode(event) for event in stream]).violation
+    assert verdict is not None
+    assert (verdict.rule, verdict.index, verdict.path) == (rule, 1, path)
+
+
+def test_writer_passes_deep_state_within_the_bounds() -> None:
+    within = [
+        START,
+        v1_1.StateSnapshotEvent(snapshot={"a": nested_lists(300)}),
+        v1_1.StateDeltaEvent(delta=[{"op": "add", "path": "/b/c", "value": nested_lists(300)}]),
+        FINISH,
+    ]
+    frames, violation = send(within)
+    assert violation is None
+    assert consume(sse_payloads(b"".join(frames))).violation is None
+
+
 def test_malformed_event_names_the_field() -> None:
     _, violation = send(ILLEGAL["null where the schema has none"][0])
     assert violation is not None

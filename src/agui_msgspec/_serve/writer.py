@@ -28,6 +28,8 @@ from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
+from agui_msgspec._pipeline.patch import StateBounds, measure
+from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import proto_frame, wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
@@ -43,7 +45,11 @@ class StrictWriter:
     checked). Beyond what a consumer rejects, the writer also refuses an event
     the consumer would have to strip or drop (rule ``unrecognised-content``),
     such as a field the pinned ``version`` does not have, and an event larger than
-    ``max_event_size`` (a consumer's default bound): ``event-too-large``.
+    ``max_event_size`` (a consumer's default bound): ``event-too-large``. State is judged
+    by a consumer's default bounds where one event decides it: a snapshot nested deeper
+    or larger than they allow (``too-deep``, ``state-too-large``), a delta whose pointer or
+    value would nest state too deep. What deltas add up to depends on the state, which
+    the writer does not keep.
 
     A writer that raised is failed for good, like a consumer that rejected a
     stream: the event may have been partly absorbed (a chunk closes its
@@ -72,6 +78,8 @@ class StrictWriter:
         self._enforcer = Enforcer(bindings, self._stripped.append)
         self._expander = Expander(bindings)
         self._lifecycle = Lifecycle()
+        self._state_snapshot = bindings.EVENT_TYPES.get("STATE_SNAPSHOT")
+        self._state_delta = bindings.EVENT_TYPES.get("STATE_DELTA")
         self._index = 0
         self._violation: StreamError | None = None
 
@@ -123,6 +131,7 @@ class StrictWriter:
                 )
             for expanded in self._expander.expand(decoded, index):
                 self._lifecycle.receive(expanded, index)
+                self._check_state(expanded, index)
         except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise
@@ -130,6 +139,24 @@ class StrictWriter:
             self._violation = too_deep(index)
             raise self._violation from None
         return frame
+
+    def _check_state(self, event: msgspec.Struct, index: int) -> None:
+        """The state bounds a consumer holds ``event`` to, where the event alone decides."""
+        if type(event) is self._state_snapshot:
+            size, depth = measure(event.snapshot, _STATE_BOUNDS)  # type: ignore[attr-defined]
+            if depth > _STATE_BOUNDS.max_depth:
+                detail = f"nests deeper than {_STATE_BOUNDS.max_depth}"
+                raise ProtocolViolation("too-deep", detail, index=index, path="/snapshot")
+            if size > _STATE_BOUNDS.max_size:
+                detail = f"larger than {_STATE_BOUNDS.max_size}"
+                raise ProtocolViolation("state-too-large", detail, index=index, path="/snapshot")
+        elif type(event) is self._state_delta:
+            for position, operation in enumerate(event.delta):  # type: ignore[attr-defined]
+                depth = _written_depth(operation)
+                if depth > _STATE_BOUNDS.max_depth:
+                    detail = f"the operation would nest state deeper than {_STATE_BOUNDS.max_depth}"
+                    path = f"/delta/{position}"
+                    raise ProtocolViolation("too-deep", detail, index=index, path=path)
 
     def _frame(self, event: msgspec.Struct, data: bytes, index: int) -> bytes:
         if self._wire is None:
@@ -159,3 +186,20 @@ class StrictWriter:
         except (ProtocolViolation, TransportError) as violation:
             self._violation = violation
             raise
+
+
+_STATE_BOUNDS = StateBounds(DEFAULT_MAX_STATE_SIZE, DEFAULT_MAX_STATE_DEPTH)
+
+
+def _written_depth(operation: Mapping[str, Any]) -> int:
+    """How deep an operation reaches into state whatever state it meets: its pointers' tokens
+    and, where it writes a value of its own (add, replace), the value's depth below them."""
+    deepest = 0
+    for name in ("path", "from"):
+        pointer = operation.get(name)
+        if isinstance(pointer, str):
+            deepest = max(deepest, pointer.count("/"))
+    if operation.get("op") in ("add", "replace"):
+        tokens = operation["path"].count("/")
+        deepest = max(deepest, tokens + measure(operation["value"], _STATE_BOUNDS, tokens)[1])
+    return deepest
