@@ -148,6 +148,15 @@ def packed_doubles(data: bytes, start: int, end: int) -> list[float]:
     return [double(data, pos) for pos in range(start, end, 8)]
 
 
+def packed_varints(data: bytes, start: int, end: int) -> list[int]:
+    """A packed run of varints: whole varints, or the frame is malformed."""
+    values = []
+    while start < end:
+        value, start = varint(data, start, end)
+        values.append(value)
+    return values
+
+
 def enum_value(names: dict[int, str], value: int) -> str:
     """An enum field's JSON: its value's name, or the number of one this build lacks."""
     number = signed(value)
@@ -294,6 +303,16 @@ class GeneralDecoder:
             return a != 0
         return enum_value(self.tables.enums[wire_field.ref], a)
 
+    def packed(self, wire_field: WireField, data: bytes, start: int, end: int) -> list[Any]:
+        """The items of a packed run, each charged as an item of any list."""
+        if wire_field.kind == "double":
+            items: list[Any] = packed_doubles(data, start, end)
+        else:  # varints, each read as the field of one would be
+            values = packed_varints(data, start, end)
+            items = [self.scalar(wire_field, data, value, end) for value in values]
+        self.budget.spend(3 * len(items))
+        return items
+
     def message(self, name: str, data: bytes, start: int, end: int, depth: int) -> dict[str, Any]:
         """One message's fields by proto name: scalars decoded, messages as byte spans
         (a singular one met twice merges, as protobuf does: its spans concatenated)."""
@@ -305,8 +324,10 @@ class GeneralDecoder:
             wire_field = by_number.get(tag >> 3)
             if wire_field is None:
                 continue  # a field this build predates
-            # a packed double may also come unpacked, an item a field: protobuf reads both
-            if wire_type != wire_field.tag & 7 and not (wire_field.packed and wire_type == FIXED64):
+            # a packed field's items may also come unpacked, one a field: protobuf reads both
+            if wire_type != wire_field.tag & 7 and not (
+                wire_field.packed and wire_type == wire_field.wire_type
+            ):
                 raise Malformed(f"{name}.{wire_field.name} has the wrong wire type")
             kind = wire_field.kind
             if kind in ("message", "base", "value", "struct"):
@@ -316,9 +337,7 @@ class GeneralDecoder:
                     self.budget.spend(3)
                 raw.setdefault(wire_field.name, []).append((a, b))
             elif wire_field.packed and wire_type == LEN:
-                items = packed_doubles(data, a, b)
-                self.budget.spend(3 * len(items))  # as each item of any list
-                raw.setdefault(wire_field.name, []).extend(items)
+                raw.setdefault(wire_field.name, []).extend(self.packed(wire_field, data, a, b))
             elif wire_field.label == "repeated":
                 self.budget.spend(3)  # an item's quotes and comma
                 raw.setdefault(wire_field.name, []).append(self.scalar(wire_field, data, a, b))

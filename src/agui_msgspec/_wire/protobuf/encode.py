@@ -119,7 +119,10 @@ class _Encoder:
         if wire_field.label == "repeated":
             if wire_field.packed:
                 if value:  # no items: no run, as proto3 writes it
-                    _put_len(out, wire_field.tag, b"".join(map(_double, value)))
+                    run = bytearray()
+                    for item in value:
+                        self.number(run, wire_field, item)
+                    _put_len(out, wire_field.tag, run)
                 return
             for item in value:
                 self.single(out, wire_field, item, depth)
@@ -138,21 +141,25 @@ class _Encoder:
             raise UsageError(f"{value!r} has no number in {wire_field.ref}")
         return number
 
+    def number(self, out: bytearray, wire_field: WireField, value: Any) -> None:
+        """A numeric scalar's value without its tag: a field's, or an item's of a packed run."""
+        kind = wire_field.kind
+        if kind == "double":
+            out += _double(value)
+        elif kind == "enum":
+            _put_varint(
+                out, value if isinstance(value, int) else self.enum_number(wire_field, value)
+            )
+        else:  # int64, bool
+            _put_varint(out, int(value))
+
     def single(self, out: bytearray, wire_field: WireField, value: Any, depth: int) -> None:
         kind = wire_field.kind
         if kind == "string":
             _put_len(out, wire_field.tag, value.encode())
-        elif kind in ("int64", "bool"):
+        elif kind in ("int64", "double", "bool", "enum"):
             _put_varint(out, wire_field.tag)
-            _put_varint(out, int(value))
-        elif kind == "double":
-            _put_varint(out, wire_field.tag)
-            out += _double(value)
-        elif kind == "enum":
-            _put_varint(out, wire_field.tag)
-            _put_varint(
-                out, value if isinstance(value, int) else self.enum_number(wire_field, value)
-            )
+            self.number(out, wire_field, value)
         elif kind == "value":
             _put_len(out, wire_field.tag, self.value(value, depth + 1))
         elif kind == "struct":

@@ -30,7 +30,6 @@ from agui_msgspec._wire.protobuf.decode import (
     double,
     enum_value,
     field_value,
-    packed_doubles,
     signed,
     text,
     varint,
@@ -43,9 +42,9 @@ _TAILS_KEPT = 64
 _unpack_length = struct.Struct(">I").unpack_from
 _json_encode = msgspec.json.Encoder().encode
 
-# What a slot does with its field. Length-delimited kinds first, then the 8-byte double,
-# varint kinds (_INT and after) last: one comparison tells them.
-_STR, _STR_REP, _VALUE, _STRUCT, _MSG, _MSG_REP, _OTHER, _OTHER_REP, _BASE, _DOUBLE_REP = range(10)
+# What a slot does with its field. Length-delimited kinds first (_PACKED: a packed run of
+# numbers), then the 8-byte double, varint kinds (_INT and after) last: one comparison tells them.
+_STR, _STR_REP, _VALUE, _STRUCT, _MSG, _MSG_REP, _OTHER, _OTHER_REP, _BASE, _PACKED = range(10)
 _DOUBLE, _INT, _BOOL, _ENUM = range(10, 14)
 
 
@@ -126,13 +125,14 @@ class FastDecoder:
         for f in spec.fields:
             repeated = f.label == "repeated"
             ref: Any = None
-            if f.kind == "string":
+            if f.packed:  # read as written; a run that comes unpacked is handed over
+                op, ref = _PACKED, f
+            elif f.kind == "string":
                 op = _STR_REP if repeated else _STR
             elif f.kind == "int64":
                 op = _INT
             elif f.kind == "double":
-                # repeated: packed, as written; one that comes unpacked is handed over
-                op = _DOUBLE_REP if repeated else _DOUBLE
+                op = _DOUBLE
             elif f.kind == "bool":
                 op = _BOOL
             elif f.kind == "enum":
@@ -147,7 +147,7 @@ class FastDecoder:
                 op, ref = (_MSG_REP if repeated else _MSG), self.plans[f.ref]
             else:
                 op, ref = (_OTHER_REP if repeated else _OTHER), f
-            if repeated and op not in (_STR_REP, _MSG_REP, _OTHER_REP, _DOUBLE_REP):
+            if repeated and op not in (_STR_REP, _MSG_REP, _OTHER_REP, _PACKED):
                 raise AssertionError(f"no repeated {f.kind} in the wire")  # none is generated
             plan.slots[f.tag] = (op, f.json, ref)
             default = default_of(self.tables, f)
@@ -237,10 +237,8 @@ class FastDecoder:
             elif op == _STR_REP:
                 self.budget.spend(3)  # an item's quotes and comma
                 out.setdefault(json_name, []).append(text(data, pos, stop))
-            elif op == _DOUBLE_REP:
-                doubles = packed_doubles(data, pos, stop)
-                self.budget.spend(3 * len(doubles))  # as the general decoder charges them
-                out.setdefault(json_name, []).extend(doubles)
+            elif op == _PACKED:
+                out.setdefault(json_name, []).extend(self._parts.packed(ref, data, pos, stop))
             else:  # a message of another shape: the general decoder
                 self.budget.spend(self._parts.floors[ref.ref])  # it charges the rest
                 item = self._parts.object(ref.ref, data, pos, stop, depth + 1)

@@ -35,13 +35,26 @@ _WIRE_TYPE = {
 class WireField:
     """One field of a message: a row of the generated ``MESSAGES`` table, and its tag."""
 
-    __slots__ = ("json", "kind", "label", "name", "number", "packed", "ref", "required", "tag")
+    __slots__ = (
+        "json",
+        "kind",
+        "label",
+        "name",
+        "number",
+        "packed",
+        "ref",
+        "required",
+        "tag",
+        "wire_type",
+    )
 
     def __init__(self, row: tuple[int, str, str, str, str, str, bool]) -> None:
         self.number, self.name, self.kind, self.label, self.json, self.ref, self.required = row
-        # proto3 writes a repeated double packed: one length-delimited run of 8-byte values
-        self.packed = self.label == "repeated" and self.kind == "double"
-        self.tag = (self.number << 3) | (LEN if self.packed else _WIRE_TYPE[self.kind])
+        # one value's wire type; a packed field's items may also come one a field, as this
+        self.wire_type = _WIRE_TYPE[self.kind]
+        # proto3 writes every repeated numeric scalar packed: one length-delimited run of values
+        self.packed = self.label == "repeated" and self.wire_type in (VARINT, FIXED64)
+        self.tag = (self.number << 3) | (LEN if self.packed else self.wire_type)
 
 
 class WireMessage:
