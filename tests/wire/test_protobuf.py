@@ -4,7 +4,9 @@ pipeline (AG-UI basic/transports/http-protobuf)."""
 from __future__ import annotations
 
 import json
+import math
 import random
+import struct
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -400,6 +402,20 @@ def test_json_numbers_come_back_as_json_readers_read_them() -> None:
     assert decoded is not None
     assert decoded["snapshot"] == {"i": 3, "f": 0.5, "big": float(2**60)}
     assert type(decoded["snapshot"]["i"]) is int
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf], ids=str)
+def test_a_json_value_of_nan_or_infinity_is_refused_as_its_readers_refuse_it(
+    number: float,
+) -> None:
+    for snapshot in (number, [1, number], {"a": {"b": number}}):
+        with pytest.raises(UsageError, match="no JSON number"):
+            encode_proto({"type": "STATE_SNAPSHOT", "snapshot": snapshot})
+    # the bytes it once wrote: a Value's number_value the decoders refuse
+    written = encode_proto({"type": "STATE_SNAPSHOT", "snapshot": 1.5})
+    not_json = written.replace(struct.pack("<d", 1.5), struct.pack("<d", number))
+    with pytest.raises(TransportError, match=r"malformed-frame.*a number is not finite"):
+        decode_frame(not_json)
 
 
 def test_nesting_past_the_bound_is_malformed_not_a_crash() -> None:

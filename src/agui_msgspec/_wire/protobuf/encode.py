@@ -32,7 +32,7 @@ def _put_varint(out: bytearray, value: int) -> None:
 
 
 def _double(value: Any) -> bytes:
-    """A double field's 8 bytes: a JSON number, so never NaN or an infinity."""
+    """A double's 8 bytes (a double field's, a JSON value's number): never NaN or an infinity."""
     if not math.isfinite(value):
         raise UsageError(f"{value!r} is no JSON number: the wire's readers refuse it")
     return _pack_double(value)
@@ -88,7 +88,7 @@ class _Encoder:
             out.append(1 if value else 0)
         elif isinstance(value, (int, float)):
             out.append(17)
-            out += _pack_double(float(value))
+            out += _double(float(value))
         elif isinstance(value, str):
             _put_len(out, 26, value.encode())
         elif isinstance(value, Mapping):
