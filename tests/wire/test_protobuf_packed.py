@@ -30,6 +30,9 @@ ARRAYS = {
     "codes": {"type": "array", "items": {"type": "integer"}},
     "flags": {"type": "array", "items": {"type": "boolean"}},
     "roles": {"type": "array", "items": {"$ref": "#/$defs/TextMessageRole"}},
+    # not scalars: a repeated google.protobuf.Value and Struct, which the fast decoder hands over
+    "blobs": {"type": "array", "items": {}},
+    "records": {"type": "array", "items": {"type": "object"}},
 }
 ROLES = ["developer", "system", "assistant", "user"]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -54,7 +57,9 @@ def bindings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def started(bindings: Any, **arrays: Any) -> Any:
     return bindings.RunStartedEvent(
-        thread_id="t", run_id="r", **{"codes": [], "flags": [], "roles": [], **arrays}
+        thread_id="t",
+        run_id="r",
+        **{"codes": [], "flags": [], "roles": [], "blobs": [], "records": [], **arrays},
     )
 
 
@@ -127,6 +132,7 @@ def test_the_fast_decoder_builds_for_repeated_scalars(bindings: Any) -> None:
         {"codes": [0], "flags": [False], "roles": ["user"]},
         {"codes": [-1, 1, 300, INT64_MAX, INT64_MIN], "flags": [True, False, True], "roles": ROLES},
         {"codes": [2**53 + 1, -(2**53) - 1]},
+        {"blobs": [1, "a", None, [2], {"k": {}}], "records": [{}, {"a": [1, {"b": None}]}]},
     ],
 )
 def test_repeated_scalars_read_back_as_written_by_both_decoders(

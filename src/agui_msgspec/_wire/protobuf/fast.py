@@ -43,9 +43,10 @@ _unpack_length = struct.Struct(">I").unpack_from
 _json_encode = msgspec.json.Encoder().encode
 
 # What a slot does with its field. Length-delimited kinds first (_PACKED: a packed run of
-# numbers), then the 8-byte double, varint kinds (_INT and after) last: one comparison tells them.
+# numbers; _GENERAL: a list of JSON values or objects, left to the general decoder), then the
+# 8-byte double, varint kinds (_INT and after) last: one comparison tells them.
 _STR, _STR_REP, _VALUE, _STRUCT, _MSG, _MSG_REP, _OTHER, _OTHER_REP, _BASE, _PACKED = range(10)
-_DOUBLE, _INT, _BOOL, _ENUM = range(10, 14)
+_GENERAL, _DOUBLE, _INT, _BOOL, _ENUM = range(10, 15)
 
 
 class _HandOver(Exception):
@@ -137,6 +138,8 @@ class FastDecoder:
                 op = _BOOL
             elif f.kind == "enum":
                 op, ref = _ENUM, self.tables.enums[f.ref]
+            elif f.kind in ("value", "struct") and repeated:
+                op = _GENERAL
             elif f.kind == "value":
                 op = _VALUE
             elif f.kind == "struct":
@@ -147,7 +150,7 @@ class FastDecoder:
                 op, ref = (_MSG_REP if repeated else _MSG), self.plans[f.ref]
             else:
                 op, ref = (_OTHER_REP if repeated else _OTHER), f
-            if repeated and op not in (_STR_REP, _MSG_REP, _OTHER_REP, _PACKED):
+            if repeated and op not in (_STR_REP, _MSG_REP, _OTHER_REP, _PACKED, _GENERAL):
                 raise AssertionError(f"no repeated {f.kind} in the wire")  # none is generated
             plan.slots[f.tag] = (op, f.json, ref)
             default = default_of(self.tables, f)
@@ -239,6 +242,8 @@ class FastDecoder:
                 out.setdefault(json_name, []).append(text(data, pos, stop))
             elif op == _PACKED:
                 out.setdefault(json_name, []).extend(self._parts.packed(ref, data, pos, stop))
+            elif op == _GENERAL:
+                raise _HandOver  # rare enough that one reading path is worth more than speed
             else:  # a message of another shape: the general decoder
                 self.budget.spend(self._parts.floors[ref.ref])  # it charges the rest
                 item = self._parts.object(ref.ref, data, pos, stop, depth + 1)
