@@ -758,6 +758,27 @@ def test_a_copy_or_move_deeper_is_refused_as_too_deep() -> None:
     assert result.violation.rule == "too-deep"
 
 
+def test_activity_content_is_bounded_as_state_is_when_its_snapshot_comes() -> None:
+    def snapshot(content: dict[str, Any]) -> Any:
+        activity = {"messageId": "a", "activityType": "plan", "content": content}
+        return in_run(wire_event(type="ACTIVITY_SNAPSHOT", **activity))
+
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(40):
+        inner["n"] = inner = {}
+    for body, options, rule in [
+        (snapshot(deep), {"max_state_depth": 30}, "too-deep"),
+        (snapshot({"items": ["x" * 100] * 2000}), {"max_state_size": 100_000}, "state-too-large"),
+    ]:
+        result = consume(body, **options)
+        assert result.violation is not None
+        assert (result.violation.rule, result.violation.index) == (rule, 1)
+        assert result.violation.path == "/content"
+    within = consume(snapshot(deep), max_state_depth=41)
+    assert within.violation is None
+
+
 def test_state_up_to_the_bound_passes() -> None:
     result = consume(in_run(wire_event(type="STATE_DELTA", delta=nesting(511))))
     assert result.violation is None

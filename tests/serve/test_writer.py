@@ -212,47 +212,71 @@ def test_writer_raises_on_the_bad_event_before_its_frame_leaves(
     assert (verdict.rule, verdict.index) == (violation.rule, violation.index)
 
 
-def _state_beyond_bounds() -> dict[str, tuple[msgspec.Struct, str, str]]:
+def _state_beyond_bounds() -> dict[str, tuple[list[msgspec.Struct], str, str]]:
     deep_path = "/" + "/".join(["a"] * 600)
+    plan = v1_1.ActivitySnapshotEvent(message_id="p", activity_type="plan", content={})
     return {
         "a snapshot nested too deep": (
-            v1_1.StateSnapshotEvent(snapshot={"a": nested_lists(600)}),
+            [v1_1.StateSnapshotEvent(snapshot={"a": nested_lists(600)})],
             "too-deep",
             "/snapshot",
         ),
         "a snapshot too large": (
-            v1_1.StateSnapshotEvent(snapshot={"n": [0] * 2_200_000}),  # 4.4 MB of JSON
+            [v1_1.StateSnapshotEvent(snapshot={"n": [0] * 2_200_000})],  # 4.4 MB of JSON
             "state-too-large",
             "/snapshot",
         ),
         "a pointer too deep": (
-            v1_1.StateDeltaEvent(delta=[{"op": "remove", "path": deep_path}]),
+            [v1_1.StateDeltaEvent(delta=[{"op": "remove", "path": deep_path}])],
             "too-deep",
             "/delta/0",
         ),
         "a value that would nest too deep where it is added": (
-            v1_1.StateDeltaEvent(
-                delta=[
-                    {"op": "test", "path": "", "value": {}},
-                    {"op": "add", "path": "/a/b", "value": nested_lists(511)},
-                ]
-            ),
+            [
+                v1_1.StateDeltaEvent(
+                    delta=[
+                        {"op": "test", "path": "", "value": {}},
+                        {"op": "add", "path": "/a/b", "value": nested_lists(511)},
+                    ]
+                )
+            ],
             "too-deep",
             "/delta/1",
+        ),
+        "activity content nested too deep": (
+            [
+                v1_1.ActivitySnapshotEvent(
+                    message_id="p", activity_type="plan", content={"a": nested_lists(600)}
+                )
+            ],
+            "too-deep",
+            "/content",
+        ),
+        "an activity patch too deep": (
+            [
+                plan,
+                v1_1.ActivityDeltaEvent(
+                    message_id="p",
+                    activity_type="plan",
+                    patch=[{"op": "remove", "path": deep_path}],
+                ),
+            ],
+            "too-deep",
+            "/patch/0",
         ),
     }
 
 
 @pytest.mark.parametrize("case", _state_beyond_bounds().keys())
 def test_writer_refuses_state_a_consumer_refuses_by_its_default_bounds(case: str) -> None:
-    event, rule, path = _state_beyond_bounds()[case]
-    stream = [START, event]
+    events, rule, path = _state_beyond_bounds()[case]
+    stream = [START, *events]
     _, violation = send(stream)
     assert violation is not None
-    assert (violation.rule, violation.index, violation.path) == (rule, 1, path)
+    assert (violation.rule, violation.index, violation.path) == (rule, len(events), path)
     verdict = consume([encode(event) for event in stream]).violation
     assert verdict is not None
-    assert (verdict.rule, verdict.index, verdict.path) == (rule, 1, path)
+    assert (verdict.rule, verdict.index, verdict.path) == (rule, len(events), path)
 
 
 def test_writer_passes_deep_state_within_the_bounds() -> None:

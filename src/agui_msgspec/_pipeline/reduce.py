@@ -578,6 +578,7 @@ class Reducer:
         serial = self._latest.get(event.message_id)  # looked up once: the id map is the largest
         if serial is not None and not event.replace:
             return  # replace: false leaves an existing message, of any role, as it stands
+        self._measured(event.content, index, "/content", ProtocolViolation)  # bound as state is
         message = self._b.ActivityMessage(
             id=event.message_id,
             activity_type=event.activity_type,

@@ -45,11 +45,11 @@ class StrictWriter:
     checked). Beyond what a consumer rejects, the writer also refuses an event
     the consumer would have to strip or drop (rule ``unrecognised-content``),
     such as a field the pinned ``version`` does not have, and an event larger than
-    ``max_event_size`` (a consumer's default bound): ``event-too-large``. State is judged
-    by a consumer's default bounds where one event decides it: a snapshot nested deeper
-    or larger than they allow (``too-deep``, ``state-too-large``), a delta whose pointer or
-    value would nest state too deep. What deltas add up to depends on the state, which
-    the writer does not keep.
+    ``max_event_size`` (a consumer's default bound): ``event-too-large``. State and activity
+    content are judged by a consumer's default bounds where one event decides: a snapshot
+    nested deeper or larger than they allow (``too-deep``, ``state-too-large``), a patch
+    whose pointer or value would nest them too deep. What patches add up to depends on
+    what they meet, which the writer does not keep.
 
     A writer that raised is failed for good, like a consumer that rejected a
     stream: the event may have been partly absorbed (a chunk closes its
@@ -78,8 +78,15 @@ class StrictWriter:
         self._enforcer = Enforcer(bindings, self._stripped.append)
         self._expander = Expander(bindings)
         self._lifecycle = Lifecycle()
-        self._state_snapshot = bindings.EVENT_TYPES.get("STATE_SNAPSHOT")
-        self._state_delta = bindings.EVENT_TYPES.get("STATE_DELTA")
+        # event type → the attribute holding state (or activity content), or its patch
+        self._snapshots = {
+            bindings.EVENT_TYPES.get(kind): attr
+            for kind, attr in (("STATE_SNAPSHOT", "snapshot"), ("ACTIVITY_SNAPSHOT", "content"))
+        }
+        self._patches = {
+            bindings.EVENT_TYPES.get(kind): attr
+            for kind, attr in (("STATE_DELTA", "delta"), ("ACTIVITY_DELTA", "patch"))
+        }
         self._index = 0
         self._violation: StreamError | None = None
 
@@ -142,20 +149,22 @@ class StrictWriter:
 
     def _check_state(self, event: msgspec.Struct, index: int) -> None:
         """The state bounds a consumer holds ``event`` to, where the event alone decides."""
-        if type(event) is self._state_snapshot:
-            size, depth = measure(event.snapshot, _STATE_BOUNDS)  # type: ignore[attr-defined]
+        snapshot = self._snapshots.get(type(event))
+        if snapshot is not None:
+            size, depth = measure(getattr(event, snapshot), _STATE_BOUNDS)
+            path = f"/{snapshot}"
             if depth > _STATE_BOUNDS.max_depth:
                 detail = f"nests deeper than {_STATE_BOUNDS.max_depth}"
-                raise ProtocolViolation("too-deep", detail, index=index, path="/snapshot")
+                raise ProtocolViolation("too-deep", detail, index=index, path=path)
             if size > _STATE_BOUNDS.max_size:
                 detail = f"larger than {_STATE_BOUNDS.max_size}"
-                raise ProtocolViolation("state-too-large", detail, index=index, path="/snapshot")
-        elif type(event) is self._state_delta:
-            for position, operation in enumerate(event.delta):  # type: ignore[attr-defined]
-                depth = _written_depth(operation)
-                if depth > _STATE_BOUNDS.max_depth:
+                raise ProtocolViolation("state-too-large", detail, index=index, path=path)
+        patch = self._patches.get(type(event))
+        if patch is not None:
+            for position, operation in enumerate(getattr(event, patch)):
+                if _written_depth(operation) > _STATE_BOUNDS.max_depth:
                     detail = f"the operation would nest state deeper than {_STATE_BOUNDS.max_depth}"
-                    path = f"/delta/{position}"
+                    path = f"/{patch}/{position}"
                     raise ProtocolViolation("too-deep", detail, index=index, path=path)
 
     def _frame(self, event: msgspec.Struct, data: bytes, index: int) -> bytes:
