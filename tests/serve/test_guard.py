@@ -34,6 +34,7 @@ from agui_msgspec import (
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+from measure import MiB, peak_bytes
 from serving import serve
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -348,6 +349,102 @@ def test_enforcing_refuses_an_event_that_grows_past_the_bound() -> None:
     events = events_of(body_of(drive(guard, "/")))
     assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
     assert reports[0].violation.rule == "event-too-large"
+
+
+def keeping_alive(comments: int, *, inside_event: bool = False) -> Any:
+    """An app sending RUN_STARTED, then ``comments`` keep-alive comment lines (after the
+    first line of an event when ``inside_event``), then a blank line and RUN_FINISHED."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": frame(START), "more_body": True})
+        if inside_event:
+            line = b'data: {"type":"CUSTOM","name":"x","value":1}\n'
+            await send({"type": "http.response.body", "body": line, "more_body": True})
+        for _ in range(comments):
+            await send({"type": "http.response.body", "body": COMMENT, "more_body": True})
+        body = b"\n" + frame(FINISH)
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return app
+
+
+COMMENT = b": keep-alive\n"
+
+
+def stream_bodies(guard: ProducerGuard, on_body: Any) -> None:
+    """Run ``guard`` for one request, handing each body it sends to ``on_body``, unkept."""
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            on_body(message["body"])
+
+    asyncio.run(guard({"type": "http", "path": "/", "headers": []}, receive, send))
+
+
+def test_enforcing_sends_keep_alive_comments_between_events_at_once() -> None:
+    received: list[bytes] = []
+    app = keeping_alive(3)
+
+    async def watched(scope: Any, receive: Any, send: Any) -> None:
+        async def send_and_see(message: dict[str, Any]) -> None:
+            await send(message)
+            seen.append(b"".join(received))  # what the client has once the app's send returns
+
+        await app(scope, receive, send_and_see)
+
+    seen: list[bytes] = []
+    stream_bodies(ProducerGuard(watched, end_with_run_error=True), received.append)
+    assert seen[2:5] == [frame(START) + COMMENT * n for n in (1, 2, 3)]
+    assert b"".join(received) == frame(START) + COMMENT * 3 + b"\n" + frame(FINISH)
+
+
+def test_enforcing_holds_no_keep_alive_comment_between_events() -> None:
+    sizes: list[int] = [0, 0]  # the number of bodies sent, the largest
+
+    def count(body: bytes) -> None:
+        sizes[:] = [sizes[0] + 1, max(sizes[1], len(body))]
+
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        keeping_alive(100_000), on_violation=reports.append, end_with_run_error=True
+    )
+    _, peak = peak_bytes(lambda: stream_bodies(guard, count))
+    assert sizes == [100_002, len(frame(FINISH)) + 1]
+    assert reports == []
+    assert peak < MiB  # held, the 1.3 MB of comments would pass it twice over
+
+
+def test_enforcing_refuses_comments_held_inside_an_event_past_the_bound() -> None:
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        keeping_alive(1000, inside_event=True),
+        on_violation=reports.append,
+        end_with_run_error=True,
+        max_event_size=10_000,
+    )
+    events = events_of(body_of(drive(guard, "/")))
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert events[-1]["code"] == "agui-guard:event-too-large"
+    assert [(r.violation.rule, r.violation.index) for r in reports] == [("event-too-large", 1)]
+
+
+def test_enforcing_passes_an_event_as_large_as_the_reader_accepts() -> None:
+    payload = b'{"type":"CUSTOM","name":"x","value":"' + b"y" * 5000 + b'"}'
+    body = frame(START) + b"data: " + payload + b"\r\n\r\n" + frame(FINISH)
+    reports: list[GuardReport] = []
+    guard = ProducerGuard(
+        raw_app(body, 1),
+        on_violation=reports.append,
+        end_with_run_error=True,
+        max_event_size=len(payload),
+    )
+    assert body_of(drive(guard, "/")) == body
+    assert reports == []
 
 
 # --- over the network: the client still gets the bytes -------------------------------------

@@ -20,6 +20,8 @@ Two modes:
   lifecycle allows one, and the rest of the application's body is dropped. The cost is
   latency: each event reaches the client when its last byte has been produced, not as its
   bytes are (bytes between events, such as keep-alive comments, still go out at once).
+  What is held for one event, lines the reader ignores in it included, is bounded by
+  ``max_event_size``: past it, the stream ends with ``event-too-large``.
 
 A body the application compresses itself (``Content-Encoding`` set) is passed on
 unverified, with a warning: put the guard inside any compression middleware.
@@ -58,6 +60,8 @@ logger = logging.getLogger("agui_msgspec.guard")
 
 # The end of a blank line: where an SSE event is dispatched (LF, CRLF and CR all end lines).
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+# An event the reader accepts on one data line is held with its field name and line end.
+_DATA_LINE_FRAMING = len(b"data: \r\n")
 _EVENT_EXCERPT = 2048  # bytes of the offending event the log line shows
 _SSE, _PROTOBUF = SSE_MEDIA_TYPE.encode(), PROTOBUF_MEDIA_TYPE.encode()
 
@@ -248,6 +252,12 @@ class _GuardedResponse:
             fed = released = end
         if fed < len(buffer) and not await self._verify(buffer, fed, len(buffer), released):
             return  # the event still arriving is already too large
+        if not self._protobuf:  # a frame's length is bounded by the reader, from its header
+            if self._between_events(buffer):
+                released = len(buffer)  # comments and blank lines go out at once
+            elif len(buffer) - released > self.guard.max_event_size + _DATA_LINE_FRAMING:
+                await self._hold_too_large(bytes(buffer[:released]))
+                return
         verified = bytes(buffer[:released])
         if released or not more:
             try:
@@ -279,6 +289,24 @@ class _GuardedResponse:
                 return  # the reader bounds the frame's length as soon as its header is fed
             self._frame_start = end
             yield end
+
+    def _between_events(self, buffer: bytearray) -> bool:
+        """Whether every byte fed ends a line outside any event: no data line has begun, no
+        line is arriving (a BOM's first bytes are not a line end)."""
+        return not self._reader.inside_event and buffer.endswith((b"\n", b"\r"))
+
+    async def _hold_too_large(self, verified: bytes) -> None:
+        """End the stream as the reader would had it held what the guard holds for one event
+        (lines it ignores, such as comments, included)."""
+        consumer = self._consumer
+        assert consumer is not None
+        violation = TransportError(
+            "event-too-large",
+            f"an event is larger than max_event_size ({self.guard.max_event_size} bytes)",
+            index=consumer.event_index,
+        )
+        self._reject(violation, [], consumer.event_index)
+        await self._end_with_run_error(verified, violation)
 
     async def _verify(self, buffer: bytearray, start: int, end: int, released: int) -> bool:
         """Feed ``buffer[start:end]``; on a violation, send the verified ``buffer[:released]``
