@@ -26,6 +26,7 @@ from agui_msgspec import (
     ProducerGuard,
     ProtobufReader,
     ProtocolViolation,
+    SSEReader,
     TransportError,
     UsageError,
     proto_frame,
@@ -514,6 +515,9 @@ def test_enforcing_cuts_at_event_boundaries_whatever_the_line_ends_and_sends(
     received = body_of(bad)
     assert received.startswith(body(INTERLEAVED[:5]))
     assert received.endswith(b"\n\n")
+    reader = SSEReader()  # the client reads the RUN_ERROR whole: no part of event 5 came first
+    payloads = [json.loads(p) for p in reader.feed(received) + reader.close()]
+    assert [p["type"] for p in payloads] == [e["type"] for e in INTERLEAVED[:5]] + ["RUN_ERROR"]
     assert b'"code":"agui-guard:tool-call-not-open"' in received
     assert [r.violation.index for r in reports] == [5]
 

@@ -59,7 +59,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 logger = logging.getLogger("agui_msgspec.guard")
 
 # The end of a blank line: where an SSE event is dispatched (LF, CRLF and CR all end lines).
-_BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+# A CR before an LF is a CRLF's, as the reader counts it: not a line end of its own.
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
 # An event the reader accepts on one data line is held with its field name and line end.
 _DATA_LINE_FRAMING = len(b"data: \r\n")
 _EVENT_EXCERPT = 2048  # bytes of the offending event the log line shows
