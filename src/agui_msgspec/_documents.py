@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import msgspec
 
 from agui_msgspec._errors import MalformedEvent
-from agui_msgspec._json import json_kind
+from agui_msgspec._json import encode_json, json_kind
 
 
 class OfficialModel(Protocol):
@@ -71,7 +71,10 @@ def encode_document(payload: object, index: int) -> bytes:
     """A payload given as a Python value (a dict, an event Struct, a pydantic model of the
     official SDK) as the JSON bytes it stands for."""
     if isinstance(payload, msgspec.Struct):
-        return msgspec.json.encode(payload)
+        try:  # a Struct's open values (a state, a delta) are not checked when it is made
+            return encode_json(payload)
+        except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
+            raise _not_encodable(exc, index) from None
     if not isinstance(payload, Mapping):
         if is_official(payload):
             try:
@@ -86,9 +89,7 @@ def encode_document(payload: object, index: int) -> bytes:
             try:  # a value only pydantic can write: an application's model inside a dict, say
                 return payload.model_dump_json(by_alias=True).encode()  # type: ignore[attr-defined,no-any-return]
             except Exception as exc:  # the model's own serializer runs here: anything
-                raise MalformedEvent(
-                    "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
-                ) from None
+                raise _not_encodable(exc, index) from None
         raise MalformedEvent(
             "not-an-object", f"an event is a JSON object, got {json_kind(payload)}", index=index
         )
@@ -98,9 +99,13 @@ def encode_document(payload: object, index: int) -> bytes:
             dict(payload), allow_nan=False, ensure_ascii=False, separators=(",", ":")
         ).encode("utf-8")
     except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
-        raise MalformedEvent(
-            "invalid-json", f"the event is not JSON-encodable: {exc}", index=index
-        ) from None
+        raise _not_encodable(exc, index) from None
+
+
+def _not_encodable(failure: Exception, index: int) -> MalformedEvent:
+    return MalformedEvent(
+        "invalid-json", f"the event is not JSON-encodable: {failure}", index=index
+    )
 
 
 _OFFICIAL_PACKAGE = "ag_ui."

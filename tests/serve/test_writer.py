@@ -327,6 +327,36 @@ def test_an_event_too_deep_to_encode_is_too_deep_not_a_recursion_error(as_struct
     assert writer.stream_state == "active"  # a RUN_ERROR may still end the stream
 
 
+# Each value as a Struct and as a dict: msgspec does not check a Struct's values when it is made.
+UNENCODABLE = {
+    "lone surrogate": (
+        v1_1.TextMessageContentEvent(message_id="m", delta="a\ud800"),
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a\ud800"},
+    ),
+    "tuple key": (
+        v1_1.StateSnapshotEvent(snapshot={(1, 2): 1}),
+        {"type": "STATE_SNAPSHOT", "snapshot": {(1, 2): 1}},
+    ),
+    "object": (
+        v1_1.StateSnapshotEvent(snapshot={"a": object()}),
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": object()}},
+    ),
+}
+
+
+@pytest.mark.parametrize("given", UNENCODABLE.values(), ids=UNENCODABLE.keys())
+@pytest.mark.parametrize("as_struct", [True, False], ids=["struct", "dict"])
+def test_a_value_json_cannot_hold_is_invalid_json_as_a_struct_as_a_dict(
+    given: tuple[msgspec.Struct, dict[str, Any]], as_struct: bool
+) -> None:
+    writer = StrictWriter()
+    writer.frame(START)
+    writer.frame(v1_1.TextMessageStartEvent(message_id="m"))
+    with pytest.raises(ProtocolViolation) as raised:  # not msgspec's TypeError, say
+        writer.frame(given[0] if as_struct else given[1])
+    assert (raised.value.rule, raised.value.index) == ("invalid-json", 2)
+
+
 def test_a_protobuf_writer_refuses_what_the_wire_cannot_carry_before_the_state_moves() -> None:
     """A RUN_ERROR whose rawEvent nests past the protobuf reader's bound would leave a frame
     no reader accepts; refused as malformed-frame, it leaves the run active, so another

@@ -24,7 +24,6 @@ from agui_msgspec._errors import (
     checked_bound,
     too_deep,
 )
-from agui_msgspec._json import encode_json
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
@@ -113,11 +112,7 @@ class StrictWriter:
         index = self._index
         self._index += 1
         try:
-            data = (
-                encode_json(event)
-                if isinstance(event, msgspec.Struct)
-                else encode_document(event, index)
-            )
+            data = encode_document(event, index)
             decoded = self._enforcer.decode(data, index)
             if self._stripped:
                 raise ProtocolViolation(
