@@ -261,6 +261,20 @@ def test_no_events_at_all_is_a_run_error() -> None:
     assert types_in(body) == ["RUN_ERROR"]
 
 
+@pytest.mark.parametrize("iterate", ["sync", "async"])
+def test_an_event_the_writer_cannot_encode_is_its_refusal_not_the_agents_failure(
+    iterate: str,
+) -> None:
+    stream = EventStream([START, v1_1.StateSnapshotEvent(snapshot={(1, 2): 3})])
+    body = b"".join(stream) if iterate == "sync" else body_of(stream)
+    error = consume_body(body).runs[0].error
+    assert error is not None
+    assert error.code == "invalid-json"
+    assert stream.violation is not None
+    assert (stream.violation.rule, stream.violation.index) == ("invalid-json", 1)
+    assert stream.exception is None
+
+
 def test_an_exception_in_the_agent_becomes_run_error(caplog: pytest.LogCaptureFixture) -> None:
     async def agent() -> AsyncIterator[Any]:
         yield START
