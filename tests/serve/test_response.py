@@ -31,6 +31,7 @@ from agui_msgspec import (
     v1_0,
     v1_1,
 )
+from agui_msgspec._pipeline.warnings import MAX_WARNING_LENGTH
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
 
 START = v1_1.RunStartedEvent(thread_id="t", run_id="r")
@@ -217,6 +218,18 @@ def test_unrecognised_content_is_refused_before_it_leaves() -> None:
     body = b"".join(stream)
     assert b"vendor" not in body.split(b"RUN_ERROR")[0]
     assert consume_body(body).runs[0].error.code == "unrecognised-content"
+
+
+def test_a_run_error_for_unrecognised_content_stays_short_however_much_was_refused() -> None:
+    event = {"type": "STEP_STARTED", "stepName": "s", "v" * 100_000: 0}
+    event.update({f"vendor{number}": number for number in range(1000)})
+    body = b"".join(EventStream([START, event]))
+    run_error = body.split(b"\n\n")[1]
+    assert run_error.startswith(b'data: {"type":"RUN_ERROR"')
+    assert len(run_error) < 2 * MAX_WARNING_LENGTH
+    error = consume_body(body).runs[0].error
+    assert error is not None
+    assert error.code == "unrecognised-content"
 
 
 def test_a_malformed_dict_is_refused() -> None:

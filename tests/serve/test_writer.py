@@ -18,7 +18,8 @@ from nesting import nested_lists
 from agui_msgspec import v1_1
 from agui_msgspec._errors import ProtocolViolation, TransportError
 from agui_msgspec._pipeline.consumer import consume
-from agui_msgspec._serve.writer import StrictWriter
+from agui_msgspec._pipeline.warnings import MAX_WARNING_LENGTH
+from agui_msgspec._serve.writer import REMOVALS_SHOWN, StrictWriter
 from agui_msgspec._wire.text import SSEReader, encode, sse_frame
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -309,6 +310,52 @@ def test_writer_refuses_a_field_its_version_would_strip() -> None:
         writer.frame(event)
     assert raised.value.rule == "unrecognised-content"
     assert "/encryptedValueType" in raised.value.detail
+
+
+OVERSIZED_AND_WRONG = {
+    "unrecognised property": {"messageId": "m", "delta": "x" * 300, "vendor": 1},
+    "malformed": {"messageId": 5, "delta": "x" * 300},
+}
+
+
+@pytest.mark.parametrize("fields", OVERSIZED_AND_WRONG.values(), ids=OVERSIZED_AND_WRONG.keys())
+def test_an_oversized_event_is_too_large_before_anything_inside_it_is_judged(
+    fields: dict[str, Any],
+) -> None:
+    event = {"type": "TEXT_MESSAGE_CONTENT", **fields}
+    writer = StrictWriter(max_event_size=200)
+    writer.frame(START)
+    writer.frame(v1_1.TextMessageStartEvent(message_id="m"))
+    with pytest.raises(TransportError) as raised:
+        writer.frame(event)
+    assert (raised.value.rule, raised.value.index) == ("event-too-large", 2)
+    with pytest.raises(TransportError) as received:  # what a consumer with that bound says
+        SSEReader(max_event_size=200).feed(b"data: " + json.dumps(event).encode() + b"\n\n")
+    assert received.value.rule == "event-too-large"
+
+
+def test_unrecognised_content_quotes_a_few_removals_cut_and_counts_the_rest() -> None:
+    huge_name = "v" * 100_000
+    event = {"type": "STEP_STARTED", "stepName": "s", huge_name: 0}
+    event.update({f"vendor{number}": number for number in range(1000)})
+    writer = StrictWriter()
+    writer.frame(START)
+    with pytest.raises(ProtocolViolation) as raised:
+        writer.frame(event)
+    refusal = raised.value
+    assert (refusal.rule, refusal.path) == ("unrecognised-content", "/" + huge_name)
+    assert len(refusal.detail) < (REMOVALS_SHOWN + 1) * MAX_WARNING_LENGTH
+    assert "/vendor8:" in refusal.detail
+    assert "/vendor9:" not in refusal.detail
+    assert refusal.detail.endswith(f"; and {1001 - REMOVALS_SHOWN} more")
+
+
+def test_unrecognised_content_points_at_the_removed_property() -> None:
+    writer = StrictWriter()
+    writer.frame(START)
+    with pytest.raises(ProtocolViolation) as raised:
+        writer.frame({"type": "STEP_STARTED", "stepName": "s", "a/b": 1})
+    assert (raised.value.rule, raised.value.path) == ("unrecognised-content", "/a~1b")
 
 
 @pytest.mark.parametrize("as_struct", [True, False], ids=["struct", "dict"])

@@ -39,6 +39,7 @@ from agui_msgspec._errors import (
     UsageError,
     wrong_type,
 )
+from agui_msgspec._pipeline.warnings import cut
 from agui_msgspec._serve.writer import StrictWriter
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import PROTOBUF_MEDIA_TYPE, proto_frame
@@ -309,7 +310,8 @@ class EventStream:
         """A RUN_ERROR frame, or nothing where the lifecycle admits none (after RUN_ERROR)."""
         if self._writer.stream_state == "failed":
             return b""
-        error = self._bindings.RunErrorEvent(message=message, code=code)
+        # cut as a warning is: quoting a huge property name, it still fits a consumer's bound
+        error = self._bindings.RunErrorEvent(message=cut(message), code=code)
         if self.media_type == PROTOBUF_MEDIA_TYPE:
             return proto_frame(error, self._bindings)
         return sse_frame(error)

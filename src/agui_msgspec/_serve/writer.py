@@ -9,6 +9,7 @@ producer gets before sending is the verdict the peer would give on receipt.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from agui_msgspec._errors import (
     TransportError,
     UsageError,
     checked_bound,
+    inert,
     too_deep,
 )
 from agui_msgspec._pipeline.enforce import Enforcer
@@ -29,9 +31,43 @@ from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
 from agui_msgspec._pipeline.patch import StateBounds, measure
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE
+from agui_msgspec._pipeline.warnings import cut
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
 from agui_msgspec._wire.protobuf import proto_frame, wire_tables
 from agui_msgspec._wire.text import DEFAULT_MAX_EVENT_SIZE
+
+REMOVALS_SHOWN = 10
+"""Removals an ``unrecognised-content`` refusal quotes; it counts the rest, so it stays short."""
+# An enforcer's warning about a value it removed: "event 3 /a/0: removed unrecognised ...".
+_REMOVED_AT = re.compile(r"event \d+ (/.*?): removed unrecognised ", re.DOTALL)
+
+
+class _Removals:
+    """The enforcer's warnings about the event being checked (all it would remove or drop):
+    the first few, cut as a consumer cuts its warnings, the first one's place, and a count."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+        self.count = 0
+        self.first_path = ""
+
+    def __call__(self, warning: str) -> None:
+        if not self.count:
+            removed_at = _REMOVED_AT.match(warning)
+            self.first_path = removed_at.group(1) if removed_at else ""  # "": the whole event
+        self.count += 1
+        if len(self.shown) < REMOVALS_SHOWN:
+            self.shown.append(cut(inert(warning)))
+
+    def refusal(self, index: int) -> ProtocolViolation:
+        more = self.count - len(self.shown)
+        listed = "; ".join(self.shown) + (f"; and {more} more" if more else "")
+        return ProtocolViolation(
+            "unrecognised-content",
+            f"a consumer would not receive this event as sent: {listed}",
+            index=index,
+            path=self.first_path,
+        )
 
 
 class StrictWriter:
@@ -73,8 +109,8 @@ class StrictWriter:
         self._max_event_size = max_event_size
         # the protobuf wire of the pinned version; a version without one is refused here
         self._wire = wire_tables(bindings) if framing == "protobuf" else None
-        self._stripped: list[str] = []
-        self._enforcer = Enforcer(bindings, self._stripped.append)
+        self._removals = _Removals()  # a writer stops at the first event with any
+        self._enforcer = Enforcer(bindings, self._removals)
         self._expander = Expander(bindings)
         self._lifecycle = Lifecycle()
         # event type → the attribute holding state (or activity content), or its patch
@@ -113,24 +149,16 @@ class StrictWriter:
         self._index += 1
         try:
             data = encode_document(event, index)
+            # judged as a reader judges it, before looking inside: the SSE data line's value
+            if self._wire is None:
+                self._check_size(len(data), index)
             decoded = self._enforcer.decode(data, index)
-            if self._stripped:
-                raise ProtocolViolation(
-                    "unrecognised-content",
-                    f"a consumer would not receive this event as sent: {'; '.join(self._stripped)}",
-                    index=index,
-                )
+            # a dropped event (None) has a removal to refuse it for; a kept one is framed first,
+            # as a protobuf reader judges the frame before the event it decodes into
+            frame = b"" if decoded is None else self._frame(decoded, data, index)
+            if self._removals.count:
+                raise self._removals.refusal(index)
             assert decoded is not None  # the enforcer drops an event only with a warning
-            frame = self._frame(decoded, data, index)
-            # what a reader holds of it: the SSE data line's value, or the frame's message
-            size = len(data) if self._wire is None else len(frame) - 4
-            if size > self._max_event_size:
-                raise TransportError(
-                    "event-too-large",
-                    f"the event is {size} bytes, over the {self._max_event_size} a consumer "
-                    "takes by default (max_event_size)",
-                    index=index,
-                )
             for expanded in self._expander.expand(decoded, index):
                 self._lifecycle.receive(expanded, index)
                 self._check_state(expanded, index)
@@ -166,9 +194,20 @@ class StrictWriter:
         if self._wire is None:
             return b"data: " + data + b"\n\n"
         try:
-            return proto_frame(event, self._wire)
+            frame = proto_frame(event, self._wire)
         except UsageError as problem:
             raise TransportError("malformed-frame", str(problem), index=index) from None
+        self._check_size(len(frame) - 4, index)  # the message a reader holds, not its prefix
+        return frame
+
+    def _check_size(self, size: int, index: int) -> None:
+        if size > self._max_event_size:
+            raise TransportError(
+                "event-too-large",
+                f"the event is {size} bytes, over the {self._max_event_size} a consumer "
+                "takes by default (max_event_size)",
+                index=index,
+            )
 
     @property
     def stream_state(self) -> Literal["idle", "active", "closed", "failed"]:
