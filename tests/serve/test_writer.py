@@ -20,6 +20,7 @@ from agui_msgspec._errors import ProtocolViolation, TransportError
 from agui_msgspec._pipeline.consumer import consume
 from agui_msgspec._pipeline.warnings import MAX_WARNING_LENGTH
 from agui_msgspec._serve.writer import REMOVALS_SHOWN, StrictWriter
+from agui_msgspec._wire.protobuf import ProtobufReader, proto_frame
 from agui_msgspec._wire.text import SSEReader, encode, sse_frame
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -332,6 +333,23 @@ def test_an_oversized_event_is_too_large_before_anything_inside_it_is_judged(
     with pytest.raises(TransportError) as received:  # what a consumer with that bound says
         SSEReader(max_event_size=200).feed(b"data: " + json.dumps(event).encode() + b"\n\n")
     assert received.value.rule == "event-too-large"
+
+
+def test_a_protobuf_writer_bounds_the_json_a_frame_decodes_into_as_the_reader_does() -> None:
+    """A control character is one byte of a frame and six of JSON: the reader refuses a
+    small frame that decodes into more than max_event_size of JSON, so the writer does."""
+    event = v1_1.TextMessageContentEvent(message_id="m", delta="\x01" * 200)
+    frame = proto_frame(event, v1_1)
+    assert len(frame) < 600 < len(encode(event))
+    with pytest.raises(TransportError) as received:
+        ProtobufReader(max_event_size=600).feed(frame)
+    assert received.value.rule == "event-too-large"
+    writer = StrictWriter(framing="protobuf", max_event_size=600)
+    writer.frame(START)
+    writer.frame(v1_1.TextMessageStartEvent(message_id="m"))
+    with pytest.raises(TransportError) as raised:
+        writer.frame(event)
+    assert (raised.value.rule, raised.value.index) == ("event-too-large", 2)
 
 
 def test_unrecognised_content_quotes_a_few_removals_cut_and_counts_the_rest() -> None:

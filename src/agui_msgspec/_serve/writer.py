@@ -80,11 +80,12 @@ class StrictWriter:
     checked). Beyond what a consumer rejects, the writer also refuses an event
     the consumer would have to strip or drop (rule ``unrecognised-content``),
     such as a field the pinned ``version`` does not have, and an event larger than
-    ``max_event_size`` (a consumer's default bound): ``event-too-large``. State and activity
-    content are judged by a consumer's default bounds where one event decides: a snapshot
-    nested deeper or larger than they allow (``too-deep``, ``state-too-large``), a patch
-    whose pointer or value would nest them too deep. What patches add up to depends on
-    what they meet, which the writer does not keep.
+    ``max_event_size`` (a consumer's default bound) as JSON or, with protobuf framing, as
+    a frame: ``event-too-large``, what a consumer with that bound refuses on either framing.
+    State and activity content are judged by a consumer's default bounds where one event
+    decides: a snapshot nested deeper or larger than they allow (``too-deep``,
+    ``state-too-large``), a patch whose pointer or value would nest them too deep. What
+    patches add up to depends on what they meet, which the writer does not keep.
 
     A writer that raised is failed for good, like a consumer that rejected a
     stream: the event may have been partly absorbed (a chunk closes its
@@ -149,9 +150,9 @@ class StrictWriter:
         self._index += 1
         try:
             data = encode_document(event, index)
-            # judged as a reader judges it, before looking inside: the SSE data line's value
-            if self._wire is None:
-                self._check_size(len(data), index)
+            # judged as a reader judges it, before looking inside: the SSE data line's value, and
+            # what a protobuf reader bounds too, the JSON its frame decodes into (below: the frame)
+            self._check_size(len(data), index)
             decoded = self._enforcer.decode(data, index)
             # a dropped event (None) has a removal to refuse it for; a kept one is framed first,
             # as a protobuf reader judges the frame before the event it decodes into
