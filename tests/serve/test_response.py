@@ -355,6 +355,12 @@ def test_the_version_pins_the_writer() -> None:
     assert consume_body(old, version="1.0").runs[0].error.code == "unrecognised-content"
 
 
+@pytest.mark.parametrize("events", [None, 42, object()], ids=["None", "int", "object"])
+def test_events_that_are_not_iterable_are_a_usage_error_at_once(events: Any) -> None:
+    with pytest.raises(UsageError, match="EventStream"):
+        EventStream(events)
+
+
 def test_a_stream_is_one_body() -> None:
     stream = EventStream([START, FINISH])
     list(stream)

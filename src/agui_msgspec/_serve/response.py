@@ -134,6 +134,9 @@ class EventStream:
         version: VersionLike = LATEST_VERSION,
         offer_protobuf: bool = True,
     ) -> None:
+        # checked here: at the first read, iter() failing would pass for the agent's own failure
+        if not isinstance(events, (Iterable, AsyncIterable)):
+            raise wrong_type("EventStream()", events, "an iterable or async iterable of events")
         self.media_type: str = negotiate_media_type(accept, offer_protobuf=offer_protobuf)
         self._bindings = bindings_for(version)
         try:
