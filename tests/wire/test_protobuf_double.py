@@ -5,26 +5,20 @@ refuse alike a double that is no JSON number (NaN, the infinities)."""
 
 from __future__ import annotations
 
-import json
 import math
 import struct
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from test_protobuf import _field
+from protobuf_by_hand import generated_with, length_delimited, read_alike, run_started
 
-import agui_msgspec
 from agui_msgspec import TransportError, UsageError, consume_body, encode_proto, proto_frame
-from agui_msgspec._versions import load_bindings
 from agui_msgspec._wire.protobuf import decode_frame, wire_tables
-from agui_msgspec._wire.protobuf.decode import GeneralDecoder, Malformed
-from agui_msgspec._wire.protobuf.fast import FastDecoder
+from agui_msgspec._wire.protobuf.decode import Malformed
 
-SCHEMA_1_1 = Path(__file__).resolve().parents[2] / "schema" / "1.1" / "schema.json"
 MODULE = "numbers_v1_2"
 NUMBERS = {
     "share": {"type": "number"},  # required: a plain double, left out at 0
@@ -35,19 +29,8 @@ NUMBERS = {
 
 @pytest.fixture(scope="module")
 def bindings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    tmp = tmp_path_factory.mktemp("numbers")
-    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
-    schema["$id"] = "https://ag-ui.com/spec/1.2/schema.json"
-    started = schema["$defs"]["RunStartedEvent"]
-    started["properties"].update(NUMBERS)
-    started["required"] += ["share", "scores"]
-    source = tmp / "schema.json"
-    source.write_text(json.dumps(schema), encoding="utf-8")
-    try:
-        yield load_bindings(agui_msgspec.generate(source, tmp / "out", module=MODULE))
-    finally:
-        sys.modules.pop(MODULE, None)
-        sys.modules.pop(f"{MODULE}_wire", None)
+    directory = tmp_path_factory.mktemp("numbers")
+    yield from generated_with(directory, MODULE, NUMBERS, ["share", "scores"])
 
 
 def started(bindings: Any, **numbers: Any) -> Any:
@@ -58,29 +41,6 @@ def started(bindings: Any, **numbers: Any) -> Any:
 
 def double(number: float) -> bytes:
     return struct.pack("<d", number)
-
-
-def run_started(bindings: Any, fields: bytes) -> bytes:
-    """A RUN_STARTED message built by hand: thread "t", run "r", then ``fields``."""
-    tables = wire_tables(bindings)
-    arm = tables.arm_by_type["RUN_STARTED"]
-    base = _field(1, bytes([0x08, tables.enum_numbers["EventType"]["RUN_STARTED"]]))
-    return _field(arm.number, base + _field(2, b"t") + _field(3, b"r") + fields)
-
-
-def reading_by(decoder: type[GeneralDecoder | FastDecoder], bindings: Any, message: bytes) -> Any:
-    """What one decoder makes of a frame: its event as JSON, or what it raised."""
-    try:
-        event = decoder(wire_tables(bindings), lambda _: None).event(message)
-    except Exception as refused:
-        return ("refused", type(refused), str(refused))
-    return ("read", msgspec.json.encode(event, order="sorted"))
-
-
-def read_alike(bindings: Any, message: bytes) -> Any:
-    general = reading_by(GeneralDecoder, bindings, message)
-    assert reading_by(FastDecoder, bindings, message) == general, message.hex()
-    return general
 
 
 def test_a_number_is_a_double_in_the_proto_and_the_bindings(bindings: Any) -> None:
@@ -107,7 +67,7 @@ def test_doubles_read_back_as_written_by_both_decoders(
 ) -> None:
     event = started(bindings, **numbers)
     message = encode_proto(event, bindings)
-    kind, decoded = read_alike(bindings, message)
+    kind, decoded = read_alike(wire_tables(bindings), message)
     assert kind == "read"
     assert msgspec.convert(msgspec.json.decode(decoded), bindings.RunStartedEvent) == event
     assert all(type(n) is float for n in msgspec.json.decode(decoded)["scores"])
@@ -115,9 +75,9 @@ def test_doubles_read_back_as_written_by_both_decoders(
 
 def test_a_plain_double_at_zero_is_left_out_and_reads_as_zero(bindings: Any) -> None:
     at_zero = encode_proto(started(bindings, share=0.0), bindings)
-    assert at_zero == run_started(bindings, b"")
+    assert at_zero == run_started(wire_tables(bindings), b"")
     assert encode_proto(started(bindings, share=1.0), bindings) == run_started(
-        bindings,
+        wire_tables(bindings),
         b"\x39" + double(1.0),  # field 7, fixed64
     )
     assert decode_frame(at_zero, bindings) == {
@@ -128,14 +88,18 @@ def test_a_plain_double_at_zero_is_left_out_and_reads_as_zero(bindings: Any) -> 
         "scores": [],
     }
     with_weight = encode_proto(started(bindings, weight=0.0), bindings)
-    assert with_weight == run_started(bindings, b"\x41" + double(0.0))  # optional: present
+    assert with_weight == run_started(
+        wire_tables(bindings), b"\x41" + double(0.0)
+    )  # optional: present
 
 
 def test_a_repeated_double_reads_packed_or_unpacked(bindings: Any) -> None:
     packed = encode_proto(started(bindings, scores=[2.0, -0.5]), bindings)
-    assert packed == run_started(bindings, _field(9, double(2.0) + double(-0.5)))
-    unpacked = run_started(bindings, b"\x49" + double(2.0) + b"\x49" + double(-0.5))
-    assert read_alike(bindings, unpacked) == read_alike(bindings, packed)
+    assert packed == run_started(
+        wire_tables(bindings), length_delimited(9, double(2.0) + double(-0.5))
+    )
+    unpacked = run_started(wire_tables(bindings), b"\x49" + double(2.0) + b"\x49" + double(-0.5))
+    assert read_alike(wire_tables(bindings), unpacked) == read_alike(wire_tables(bindings), packed)
     assert decode_frame(unpacked, bindings)["scores"] == [2.0, -0.5]  # type: ignore[index]
 
 
@@ -166,7 +130,7 @@ NOT_JSON = [math.nan, math.inf, -math.inf]
     [
         lambda number: b"\x39" + double(number),  # share
         lambda number: b"\x41" + double(number),  # weight
-        lambda number: _field(9, double(0.5) + double(number)),  # scores, packed
+        lambda number: length_delimited(9, double(0.5) + double(number)),  # scores, packed
         lambda number: b"\x49" + double(0.5) + b"\x49" + double(number),  # scores, unpacked
     ],
     ids=["share", "weight", "packed", "unpacked"],
@@ -174,16 +138,23 @@ NOT_JSON = [math.nan, math.inf, -math.inf]
 def test_a_nan_or_infinite_double_is_malformed_to_both_decoders(
     bindings: Any, number: float, field: Any
 ) -> None:
-    message = run_started(bindings, field(number))
-    assert read_alike(bindings, message) == ("refused", Malformed, "a number is not finite")
-    assert read_alike(bindings, run_started(bindings, field(1.5)))[0] == "read"
+    message = run_started(wire_tables(bindings), field(number))
+    assert read_alike(wire_tables(bindings), message) == (
+        "refused",
+        Malformed,
+        "a number is not finite",
+    )
+    assert (
+        read_alike(wire_tables(bindings), run_started(wire_tables(bindings), field(1.5)))[0]
+        == "read"
+    )
     with pytest.raises(TransportError, match=r"malformed-frame.*a number is not finite"):
         decode_frame(message, bindings)
 
 
 def test_a_packed_run_of_partial_doubles_is_malformed_to_both_decoders(bindings: Any) -> None:
-    cut = run_started(bindings, _field(9, double(2.0)[:7]))
-    assert read_alike(bindings, cut)[:2] == ("refused", Malformed)
+    cut = run_started(wire_tables(bindings), length_delimited(9, double(2.0)[:7]))
+    assert read_alike(wire_tables(bindings), cut)[:2] == ("refused", Malformed)
     with pytest.raises(TransportError, match=r"malformed-frame.*8-byte values"):
         decode_frame(cut, bindings)
 

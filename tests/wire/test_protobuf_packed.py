@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import runpy
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -15,16 +14,14 @@ from typing import Any
 
 import msgspec
 import pytest
+from protobuf_by_hand import generated_with, length_delimited, read_alike, run_started, varint
 
-import agui_msgspec
 from agui_msgspec import TransportError, encode_proto
-from agui_msgspec._versions import load_bindings
 from agui_msgspec._wire.protobuf import decode_frame, wire_tables
 from agui_msgspec._wire.protobuf.decode import Budget, GeneralDecoder, Malformed, TooLarge
 from agui_msgspec._wire.protobuf.fast import FastDecoder
 from agui_msgspec._wire.protobuf.tables import WireTables
 
-SCHEMA_1_1 = Path(__file__).resolve().parents[2] / "schema" / "1.1" / "schema.json"
 MODULE = "packed_v1_2"
 ARRAYS = {
     "codes": {"type": "array", "items": {"type": "integer"}},
@@ -40,19 +37,7 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 @pytest.fixture(scope="module")
 def bindings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    tmp = tmp_path_factory.mktemp("packed")
-    schema = json.loads(SCHEMA_1_1.read_text(encoding="utf-8"))
-    schema["$id"] = "https://ag-ui.com/spec/1.2/schema.json"
-    started = schema["$defs"]["RunStartedEvent"]
-    started["properties"].update(ARRAYS)
-    started["required"] += list(ARRAYS)
-    source = tmp / "schema.json"
-    source.write_text(json.dumps(schema), encoding="utf-8")
-    try:
-        yield load_bindings(agui_msgspec.generate(source, tmp / "out", module=MODULE))
-    finally:
-        sys.modules.pop(MODULE, None)
-        sys.modules.pop(f"{MODULE}_wire", None)
+    yield from generated_with(tmp_path_factory.mktemp("packed"), MODULE, ARRAYS, list(ARRAYS))
 
 
 def started(bindings: Any, **arrays: Any) -> Any:
@@ -63,46 +48,9 @@ def started(bindings: Any, **arrays: Any) -> Any:
     )
 
 
-def varint(value: int) -> bytes:
-    value &= 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def length_delimited(number: int, body: bytes) -> bytes:
-    return varint(number << 3 | 2) + varint(len(body)) + body
-
-
 def unpacked(number: int, values: list[int]) -> bytes:
     """Each value a varint field of its own, as a proto2 writer (or any, before packing) does."""
     return b"".join(varint(number << 3) + varint(value) for value in values)
-
-
-def run_started(tables: WireTables, fields: bytes) -> bytes:
-    """A RUN_STARTED message built by hand: thread "t", run "r", then ``fields``."""
-    arm = tables.arm_by_type["RUN_STARTED"]
-    base = length_delimited(1, bytes([0x08, tables.enum_numbers["EventType"]["RUN_STARTED"]]))
-    body = base + length_delimited(2, b"t") + length_delimited(3, b"r") + fields
-    return length_delimited(arm.number, body)
-
-
-def reading_by(decoder: Any, tables: WireTables, message: bytes) -> Any:
-    """What one decoder makes of a frame: its event as JSON, or what it raised."""
-    try:
-        event = decoder(tables, lambda _: None).event(message)
-    except Exception as refused:
-        return ("refused", type(refused), str(refused))
-    return ("read", msgspec.json.encode(event, order="sorted"))
-
-
-def read_alike(tables: WireTables, message: bytes) -> Any:
-    general = reading_by(GeneralDecoder, tables, message)
-    assert reading_by(FastDecoder, tables, message) == general, message.hex()
-    return general
 
 
 def test_arrays_of_integers_and_booleans_are_repeated_scalars_in_the_proto(bindings: Any) -> None:
