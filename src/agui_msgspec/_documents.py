@@ -72,7 +72,11 @@ def encode_document(payload: object, index: int) -> bytes:
     official SDK) as the JSON bytes it stands for."""
     if isinstance(payload, msgspec.Struct):
         try:  # a Struct's open values (a state, a delta) are not checked when it is made
-            return encode_json(payload)
+            text = encode_json(payload)
+            if b"null" not in text:
+                return text
+            # msgspec writes NaN and the infinities as null: the standard library refuses them
+            return _strict_json(msgspec.to_builtins(payload))
         except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
             raise _not_encodable(exc, index) from None
     if not isinstance(payload, Mapping):
@@ -93,13 +97,18 @@ def encode_document(payload: object, index: int) -> bytes:
         raise MalformedEvent(
             "not-an-object", f"an event is a JSON object, got {json_kind(payload)}", index=index
         )
-    # The standard library refuses NaN and Infinity, which msgspec would write as null.
     try:
-        return json.dumps(
-            dict(payload), allow_nan=False, ensure_ascii=False, separators=(",", ":")
-        ).encode("utf-8")
+        return _strict_json(dict(payload))
     except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
         raise _not_encodable(exc, index) from None
+
+
+def _strict_json(document: object) -> bytes:
+    """``document`` as JSON by the standard library, which refuses NaN and the infinities
+    (msgspec would write them as null)."""
+    return json.dumps(document, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
 def _not_encodable(failure: Exception, index: int) -> MalformedEvent:

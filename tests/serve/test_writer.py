@@ -406,6 +406,15 @@ UNENCODABLE = {
         v1_1.StateSnapshotEvent(snapshot={"a": object()}),
         {"type": "STATE_SNAPSHOT", "snapshot": {"a": object()}},
     ),
+    # msgspec writes NaN and the infinities as null: a value changed, not refused
+    "NaN": (
+        v1_1.StateSnapshotEvent(snapshot={"a": [None, float("nan")]}),
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": [None, float("nan")]}},
+    ),
+    "infinity": (
+        v1_1.StateSnapshotEvent(snapshot={"a": float("-inf")}),
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": float("-inf")}},
+    ),
 }
 
 
