@@ -156,3 +156,72 @@ def test_url(agui_verify):
 """,
     )
     result.assert_outcomes(passed=1)
+
+
+def test_an_agent_that_never_ends_stalls_or_is_no_stream_fails_the_test_in_bounds(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(
+        pytester,
+        r"""
+import asyncio, socket
+
+def answer(status, content_type, chunks):
+    async def app(scope, receive, send):
+        await receive()
+        headers = [(b"content-type", content_type)]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        async for chunk in chunks():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+    return app
+
+async def forever():
+    yield b"data: " + json.dumps(START).encode() + b"\n\n"
+    while True:
+        yield b": keep-alive\n" * 1000
+        await asyncio.sleep(0)
+
+async def stalled():
+    yield b"data: " + json.dumps(START).encode() + b"\n\n"
+    await asyncio.sleep(600)
+
+async def page():
+    yield b"<h1>\x1b[31mdown\x1b[0m\xe2\x80\xae</h1>"
+
+def test_forever(agui_verify):
+    agui_verify(answer(200, b"text/event-stream", forever), max_body_size=1_000_000)
+
+def test_stalled(agui_verify):
+    agui_verify(answer(200, b"text/event-stream", stalled), deadline=0.5)
+
+def test_html(agui_verify):
+    agui_verify(answer(200, b"text/html", page))
+
+def test_error_page(agui_verify):
+    agui_verify(answer(500, b"text/html", page))
+
+def test_nobody_listens(agui_verify):
+    sock = socket.socket(); sock.bind(("127.0.0.1", 0)); port = sock.getsockname()[1]
+    sock.close()
+    agui_verify("HTTP://127.0.0.1:%d/agent" % port, deadline=5)
+
+def test_many_findings(agui_verify):
+    stream = [START, *({**START, "type": "STEP_STARTED", "stepName": "s", "x%d" % n: 1}
+                       for n in range(80)), FINISH]
+    agui_verify(stream, fail_on="warning")
+""",
+    )
+    result.assert_outcomes(failed=6)
+    result.stdout.fnmatch_lines(
+        [
+            "*max_body_size (1000000 bytes)*",
+            "*deadline (0.5 s)*",
+            "*Content-Type text/html, not an AG-UI stream*",
+            "*HTTP 500, not a stream: <h1>\\x1b[31mdown\\x1b[0m\\u202e</h1>*",
+            "*no answer from HTTP://127.0.0.1:*ConnectError*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*  and * more*"])
+    assert "\x1b" not in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()
