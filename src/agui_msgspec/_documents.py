@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from agui_msgspec._errors import MalformedEvent
+from agui_msgspec._errors import MalformedEvent, UsageError
 from agui_msgspec._json import encode_json, json_kind
 
 
@@ -42,12 +42,19 @@ def decode_document(payload: Payload, index: int) -> Any:
     return decode_text(payload, index)
 
 
-def plain_text(text: bytes | bytearray | memoryview | str) -> bytes | bytearray | memoryview | str:
-    """``text`` as a type msgspec decodes: it refuses a ``str`` subclass (not a ``bytes`` one)."""
+def plain_text(text: bytes | bytearray | memoryview | str) -> bytes | bytearray | str:
+    """``text`` as a type msgspec decodes: it refuses a ``str`` subclass (not a ``bytes``
+    one) and a memoryview that is not contiguous, so a view is read as its bytes."""
+    if isinstance(text, memoryview):
+        try:
+            return text.tobytes()
+        except ValueError:  # released by its owner: a caller's mistake, not the stream's
+            raise UsageError("a payload is a released memoryview") from None
     return str.__str__(text) if isinstance(text, str) and type(text) is not str else text
 
 
 def decode_text(payload: bytes | bytearray | memoryview | str, index: int) -> Any:
+    payload = plain_text(payload)
     try:
         if isinstance(payload, str):
             payload = payload.encode("utf-8")  # a lone surrogate cannot be UTF-8

@@ -26,6 +26,7 @@ from agui_msgspec import (
     LifecycleViolation,
     MalformedEvent,
     ProtocolViolation,
+    UsageError,
     parse_run_input,
     v1_0,
     v1_1,
@@ -632,3 +633,32 @@ def test_decode_agrees_with_consumer_on_fuzzed_streams(
             where = position % len(events)
             events[where] = mutate(events[where])
     agree([encode(event) for event in events] if as_text else events)
+
+
+def _strided(payload: bytes) -> memoryview:
+    """The same bytes as a view that is not contiguous: every other byte of a padded copy."""
+    return memoryview(b"".join(bytes([byte, 32]) for byte in payload))[::2]
+
+
+def _released(payload: bytes) -> memoryview:
+    view = memoryview(payload)
+    view.release()
+    return view
+
+
+def test_a_memoryview_of_any_layout_reads_as_its_bytes_and_a_released_one_is_misuse() -> None:
+    start = encode(RUN_START)
+    message = b'{"id":"m","role":"user","content":"x"}'
+    body = b'{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{}}'
+    entry_points: list[Callable[[Callable[[bytes], Any]], Any]] = [
+        lambda view: decode(view(start)),
+        lambda view: Decoder().decode_many([view(start), view(encode(CONTENT))]),
+        lambda view: Decoder(middleware=[lambda document, _: document]).decode(view(start)),
+        lambda view: decode_message(view(message)),
+        lambda view: parse_run_input(view(body)),
+        lambda view: Consumer().feed_many([view(start)]),
+    ]
+    for entry in entry_points:
+        assert entry(_strided) == entry(bytes)
+        with pytest.raises(UsageError, match="released memoryview"):
+            entry(_released)

@@ -47,7 +47,7 @@ def decode_ahead(twins: Twins, payloads: Sequence[Any]) -> list[msgspec.Struct] 
     payload that is not text)."""
     try:
         events = list(map(twins.decode, payloads))
-    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeError, TypeError, RecursionError):
+    except (ValueError, BufferError, TypeError, RecursionError):  # msgspec's errors among them
         return None
     absent = itertools.repeat(msgspec.UNSET)
     for attr in twins.borrowed:

@@ -47,8 +47,10 @@ from agui_msgspec._versions import Bindings
 _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 """Payloads that are JSON text (subclasses too); anything else is a document to encode."""
 _DICT_ONLY = {dict}
-# UnicodeError: msgspec reports bad UTF-8 inside a string (or a str it cannot encode) this way.
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeError)
+# msgspec's DecodeError and ValidationError are ValueErrors, and so is UnicodeError (bad
+# UTF-8 inside a string); BufferError: a memoryview that is not contiguous, which the one by
+# one path reads as its bytes.
+_DECODE_ERRORS = (ValueError, BufferError)
 _ENCODE_ERRORS = (
     TypeError,
     ValueError,
