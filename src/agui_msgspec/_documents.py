@@ -83,7 +83,7 @@ def encode_document(payload: object, index: int) -> bytes:
             if b"null" not in text:
                 return text
             # msgspec writes NaN and the infinities as null: the standard library refuses them
-            return _strict_json(msgspec.to_builtins(payload))
+            return strict_json(msgspec.to_builtins(payload))
         except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as exc:
             raise _not_encodable(exc, index) from None
     if not isinstance(payload, Mapping):
@@ -105,14 +105,15 @@ def encode_document(payload: object, index: int) -> bytes:
             "not-an-object", f"an event is a JSON object, got {json_kind(payload)}", index=index
         )
     try:
-        return _strict_json(dict(payload))
+        return strict_json(dict(payload))
     except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
         raise _not_encodable(exc, index) from None
 
 
-def _strict_json(document: object) -> bytes:
+def strict_json(document: object) -> bytes:
     """``document`` as JSON by the standard library, which refuses NaN and the infinities
-    (msgspec would write them as null)."""
+    (msgspec would write them as null) and any value that is not JSON (bytes, a datetime:
+    msgspec would write them as strings)."""
     return json.dumps(document, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8"
     )

@@ -337,3 +337,31 @@ def test_a_malformed_run_input_is_a_failed_verdict_not_an_exception() -> None:
     assert result.outcome == "failed"
     assert result.violation is not None
     assert result.violation.rule == "malformed-input"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"state": {"a": float("nan")}}, id="NaN"),
+        pytest.param({"forwardedProps": {"a": float("inf")}}, id="infinity"),
+        pytest.param({"threadId": b"t"}, id="bytes"),
+        pytest.param({"threadId": datetime(2020, 1, 1, tzinfo=timezone.utc)}, id="datetime"),
+    ],
+)
+def test_an_input_holding_a_value_json_has_no_form_for_is_refused_not_rewritten(
+    change: dict[str, Any],
+) -> None:
+    document = {"threadId": "t", "runId": "r", "messages": [], **change}
+    for entry in (agui.parse_run_input, build_run_input):
+        with pytest.raises(agui.MalformedInput, match="not JSON"):
+            entry(document)
+
+
+def test_an_input_struct_nested_past_the_interpreter_is_too_deep_not_a_recursion_error() -> None:
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    struct = v1_1.RunAgentInput(thread_id="t", run_id="r", messages=[], state={"a": deep})
+    for entry in (agui.parse_run_input, build_run_input, lambda given: agui.Consumer(input=given)):
+        with pytest.raises(agui.MalformedInput, match="nests too deeply"):
+            entry(struct)

@@ -15,15 +15,17 @@ only abandon, never resolve, one that has expired.
 
 from __future__ import annotations
 
+import decimal
 import re
+import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import msgspec
 
-from agui_msgspec._documents import is_official, official_document, plain_text
+from agui_msgspec._documents import is_official, official_document, plain_text, strict_json
 from agui_msgspec._errors import (
     MalformedEvent,
     MalformedInput,
@@ -47,6 +49,18 @@ if TYPE_CHECKING:
     from agui_msgspec import v1_0, v1_1
 
 _TOO_DEEP = "the input nests too deeply"
+# Values msgspec writes as JSON strings of its own choosing: an input holding one is refused.
+_NOT_JSON = (
+    bytes,
+    bytearray,
+    memoryview,
+    datetime,
+    date,
+    time,
+    timedelta,
+    uuid.UUID,
+    decimal.Decimal,
+)
 _MISSING_FIELD = re.compile(r"Object missing required field `((?:[^`\\]|\\.)*)`")
 
 
@@ -237,6 +251,7 @@ def _parsed(body: Any, bindings: Bindings, log: WarningLog) -> Any:
             raise _malformed(f"not JSON: {exc}") from None
         except RecursionError:
             raise _malformed(_TOO_DEEP) from None
+        return typed_input(body, bindings, log.warn, decoded=True)
     return typed_input(body, bindings, log.warn)
 
 
@@ -340,14 +355,19 @@ def typed_input(
     warn: Callable[[str], None],
     *,
     adjust: Callable[[dict[str, Any]], None] | None = None,
+    decoded: bool = False,
 ) -> Any:
     """``input`` (a Struct of any version, an official model, or a wire-named dict) as this
     version's ``RunAgentInput``: unknown material stripped with a warning, malformed fields fatal.
 
-    ``adjust`` may change the cleaned document before it is typed.
+    ``adjust`` may change the cleaned document before it is typed. ``decoded``: ``input`` was
+    just decoded from JSON text, so it holds JSON types only and is this call's to change.
     """
     if isinstance(input, msgspec.Struct):
-        document = msgspec.to_builtins(input)
+        try:
+            document = msgspec.to_builtins(input)
+        except RecursionError:
+            raise _malformed(_TOO_DEEP) from None
     elif is_official(input):
         try:
             document = official_document(input)
@@ -357,8 +377,10 @@ def typed_input(
         document = input
     if not isinstance(document, dict):
         raise _malformed(f"a RunAgentInput is a JSON object, got {json_kind(document)}")
-    try:  # a private copy to clean, in plain JSON types
-        document = msgspec.json.decode(msgspec.json.encode(document))
+    try:  # a private copy to clean, in plain JSON types: NaN or bytes are refused, not rewritten
+        if not decoded:  # Structs inside become dicts; what JSON has no form for is refused
+            builtins = msgspec.to_builtins(document, builtin_types=_NOT_JSON)
+            document = msgspec.json.decode(strict_json(builtins))
         translate_input(document, warn, own=True)  # the compatibility boundary sees it first
         enforcer = Enforcer(bindings, warn)
         cleaned = enforcer.clean(document, bindings.RunAgentInput, "input")
