@@ -119,7 +119,8 @@ def _post_url(
                 body += chunk
                 _expect_within(len(body), time.monotonic() - started, deadline, max_body_size)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a read past the deadline among them
-        pytest.fail(f"no answer from {inert(url)}: {inert(f'{type(exc).__name__}: {exc}')}")
+        detail = inert(f"{type(exc).__name__}: {exc}")
+        pytest.fail(f"no answer from {inert(url)}: {detail}", pytrace=False)
     _expect_stream(response.status_code, content_type, bytes(body))
     return bytes(body), content_type
 
@@ -144,8 +145,10 @@ def _post_app(
             worker.submit(asyncio.run, run).result()
     if answer.problem:
         pytest.fail(answer.problem, pytrace=False)
+    if answer.status is None:
+        pytest.fail("the agent returned without sending a response", pytrace=False)
     body = bytes(answer.body)
-    _expect_stream(answer.status or 500, answer.content_type, body)
+    _expect_stream(answer.status, answer.content_type, body)
     return body, answer.content_type
 
 
