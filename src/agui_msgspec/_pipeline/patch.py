@@ -170,6 +170,32 @@ def measure(value: Any, bounds: StateBounds, depth: int = 0) -> tuple[int, int]:
     return size, deepest - depth
 
 
+def bound_passed(value: Any, bounds: StateBounds) -> tuple[int, tuple[str, str] | None]:
+    """A value a snapshot brings into state: its :func:`measure` size, and the rule and detail
+    of the bound it passes, if it passes one."""
+    size, depth = measure(value, bounds)
+    if depth > bounds.max_depth:
+        return size, ("too-deep", f"nests deeper than {bounds.max_depth}")
+    if size > bounds.max_size:
+        return size, ("state-too-large", f"larger than {bounds.max_size}")
+    return size, None
+
+
+def depth_reached(operation: Mapping[str, Any], bounds: StateBounds) -> int:
+    """How deep an operation reaches into a document whatever document it meets: its
+    pointers' tokens and, where it writes a value of its own (add, replace), the value's
+    depth below them. Past ``bounds.max_depth``, every document refuses it."""
+    deepest = 0
+    for name in ("path", "from"):
+        pointer = operation.get(name)
+        if isinstance(pointer, str):
+            deepest = max(deepest, pointer.count("/"))
+    if operation.get("op") in ("add", "replace"):
+        tokens = operation["path"].count("/")
+        deepest = max(deepest, tokens + measure(operation["value"], bounds, tokens)[1])
+    return deepest
+
+
 def _scalar_size(value: Any) -> int:
     """The size of a string, number, boolean or null; 0 for anything else."""
     kind = type(value)

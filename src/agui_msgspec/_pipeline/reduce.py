@@ -21,6 +21,7 @@ from agui_msgspec._pipeline.patch import (
     PatchConflict,
     PatchRefused,
     StateBounds,
+    bound_passed,
     copy_json,
     measure,
     patch_in_place,
@@ -548,15 +549,9 @@ class Reducer:
         self, value: Any, index: int | None, path: str, error: type[ProtocolViolation]
     ) -> int:
         """The size of a value a snapshot brings; a violation if it passes the bounds."""
-        size, depth = measure(value, self._bounds)
-        if depth > self._bounds.max_depth:
-            raise error(
-                "too-deep", f"nests deeper than {self._bounds.max_depth}", index=index, path=path
-            )
-        if size > self._bounds.max_size:
-            raise error(
-                "state-too-large", f"larger than {self._bounds.max_size}", index=index, path=path
-            )
+        size, passed = bound_passed(value, self._bounds)
+        if passed is not None:
+            raise error(*passed, index=index, path=path)
         return size
 
     def _state_delta(self, event: Any, index: int) -> None:

@@ -29,7 +29,7 @@ from agui_msgspec._errors import (
 from agui_msgspec._pipeline.enforce import Enforcer
 from agui_msgspec._pipeline.expand import Expander
 from agui_msgspec._pipeline.lifecycle import Lifecycle
-from agui_msgspec._pipeline.patch import StateBounds, measure
+from agui_msgspec._pipeline.patch import StateBounds, bound_passed, depth_reached
 from agui_msgspec._pipeline.reduce import DEFAULT_MAX_STATE_DEPTH, DEFAULT_MAX_STATE_SIZE
 from agui_msgspec._pipeline.warnings import cut
 from agui_msgspec._versions import LATEST_VERSION, VersionLike, bindings_for
@@ -175,18 +175,13 @@ class StrictWriter:
         """The state bounds a consumer holds ``event`` to, where the event alone decides."""
         snapshot = self._snapshots.get(type(event))
         if snapshot is not None:
-            size, depth = measure(getattr(event, snapshot), _STATE_BOUNDS)
-            path = f"/{snapshot}"
-            if depth > _STATE_BOUNDS.max_depth:
-                detail = f"nests deeper than {_STATE_BOUNDS.max_depth}"
-                raise ProtocolViolation("too-deep", detail, index=index, path=path)
-            if size > _STATE_BOUNDS.max_size:
-                detail = f"larger than {_STATE_BOUNDS.max_size}"
-                raise ProtocolViolation("state-too-large", detail, index=index, path=path)
+            passed = bound_passed(getattr(event, snapshot), _STATE_BOUNDS)[1]
+            if passed is not None:
+                raise ProtocolViolation(*passed, index=index, path=f"/{snapshot}")
         patch = self._patches.get(type(event))
         if patch is not None:
             for position, operation in enumerate(getattr(event, patch)):
-                if _written_depth(operation) > _STATE_BOUNDS.max_depth:
+                if depth_reached(operation, _STATE_BOUNDS) > _STATE_BOUNDS.max_depth:
                     detail = f"the operation would nest state deeper than {_STATE_BOUNDS.max_depth}"
                     path = f"/{patch}/{position}"
                     raise ProtocolViolation("too-deep", detail, index=index, path=path)
@@ -233,17 +228,3 @@ class StrictWriter:
 
 
 _STATE_BOUNDS = StateBounds(DEFAULT_MAX_STATE_SIZE, DEFAULT_MAX_STATE_DEPTH)
-
-
-def _written_depth(operation: Mapping[str, Any]) -> int:
-    """How deep an operation reaches into state whatever state it meets: its pointers' tokens
-    and, where it writes a value of its own (add, replace), the value's depth below them."""
-    deepest = 0
-    for name in ("path", "from"):
-        pointer = operation.get(name)
-        if isinstance(pointer, str):
-            deepest = max(deepest, pointer.count("/"))
-    if operation.get("op") in ("add", "replace"):
-        tokens = operation["path"].count("/")
-        deepest = max(deepest, tokens + measure(operation["value"], _STATE_BOUNDS, tokens)[1])
-    return deepest
